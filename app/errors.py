@@ -1,0 +1,9 @@
+"""The one exception type whose message is shown to the user."""
+
+
+class VoxDeskError(Exception):
+    """A failure the user can act on.
+
+    ``str(err)`` is a single plain-language line that says what happened and what to do;
+    the CLI prints it and the window shows it in a dialog. Tracebacks go to the log only.
+    """
