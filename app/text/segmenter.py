@@ -1,0 +1,153 @@
+"""Free text → the segments VoxDesk synthesises one by one.
+
+Rules, in order:
+
+1. The text is read line by line. A line may start with a voice tag, ``[Alice] Hello.``; the tag
+   names the voice for that line's segments (a dialogue). Untagged lines use the default voice
+   (``Segment.voice is None``). A tag is a bracketed name at the very start of a line; brackets
+   elsewhere are ordinary text.
+2. Each line is split into sentences after ``。！？；…!?;`` and after ``.`` when a space or the end
+   of the line follows (so ``3.14`` and ``e.g.`` inside a sentence stay together). Closing quotes
+   and brackets stay with the sentence they close.
+3. A sentence longer than ``max_chars`` is split at commas and colons (``，、,:：``), the pieces
+   packed back together up to ``max_chars``; a piece still too long is cut at a space, or hard at
+   ``max_chars`` for text without spaces. VoxCPM2 distorts on inputs past ~300 characters, hence
+   the default of 200.
+
+Nothing but whitespace and the tags is ever dropped: the segments, joined, hold every other
+character of the input in order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DEFAULT_MAX_CHARS = 200
+MIN_MAX_CHARS = 20
+
+_TAG = re.compile(r"^\s*\[([^\[\]\n]{1,64})\]")
+# A sentence ends at a run of terminators plus any closing quotes/brackets. A '.' only ends one
+# when whitespace or the end of the line follows.
+_CLOSERS = "\"'”’」』）)】]》"
+_END = re.compile(
+    rf"(?:[。！？；…!?;]+|\.+(?=\s|$)|\.+(?=[{re.escape(_CLOSERS)}]+(?:\s|$)))[{re.escape(_CLOSERS)}]*"
+)
+_ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "prof", "st", "vs", "etc", "e.g", "i.e", "jr", "sr"}
+_SOFT_BREAK = re.compile(r"[，、,:：]+")
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One unit of synthesis: a sentence (or part of one) and who speaks it."""
+
+    text: str
+    voice: str | None = None  # the line's voice tag; None: the script's default voice
+    line: int = 0  # 0-based line of the input it came from
+
+
+def split_script(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Segment]:
+    """Split a whole script into segments in reading order (see the module docstring)."""
+    if max_chars < MIN_MAX_CHARS:
+        raise ValueError(f"max_chars must be at least {MIN_MAX_CHARS}, got {max_chars}")
+    segments: list[Segment] = []
+    for number, raw in enumerate(text.splitlines()):
+        voice, body = parse_tag(raw)
+        for piece in split_sentences(body, max_chars):
+            segments.append(Segment(piece, voice, number))
+    return segments
+
+
+def parse_tag(line: str) -> tuple[str | None, str]:
+    """``"[Alice] Hi"`` → ``("Alice", " Hi")``; a line without a tag → ``(None, line)``."""
+    match = _TAG.match(line)
+    if match is None or not match.group(1).strip():
+        return None, line
+    return match.group(1).strip(), line[match.end() :]
+
+
+def split_sentences(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
+    """Split one line into sentences no longer than ``max_chars`` (whitespace-normalised)."""
+    out: list[str] = []
+    for sentence in _sentences(text):
+        out.extend(_fit(sentence, max_chars))
+    return out
+
+
+def _sentences(text: str) -> list[str]:
+    pieces: list[str] = []
+    start = 0
+    for match in _END.finditer(text):
+        if match.group().startswith(".") and _is_abbreviation(text, match.start()):
+            continue
+        pieces.append(text[start : match.end()])
+        start = match.end()
+    pieces.append(text[start:])
+    out: list[str] = []
+    for piece in (_SPACES.sub(" ", p).strip() for p in pieces):
+        if not piece:
+            continue
+        if out and not any(ch.isalnum() for ch in piece):
+            out[-1] = _join(out[-1], piece)  # a stray "?!" or "…" is not worth a segment of its own
+        else:
+            out.append(piece)
+    return out
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    """True when the '.' at ``dot`` ends a known abbreviation or a single initial ("J. Smith")."""
+    word = re.search(r"[\w.]+$", text[:dot])
+    if word is None:
+        return False
+    token = word.group()
+    return token.lower() in _ABBREVIATIONS or (len(token) == 1 and token.isalpha() and token.isupper())
+
+
+def _fit(sentence: str, max_chars: int) -> list[str]:
+    if len(sentence) <= max_chars:
+        return [sentence]
+    # Clauses keep their comma; pack them greedily back up to max_chars.
+    clauses: list[str] = []
+    start = 0
+    for match in _SOFT_BREAK.finditer(sentence):
+        clauses.append(sentence[start : match.end()])
+        start = match.end()
+    clauses.append(sentence[start:])
+    out: list[str] = []
+    current = ""
+    for clause in (c for c in clauses if c.strip()):
+        for part in _cut(clause.strip(), max_chars):
+            joined = _join(current, part)
+            if current and len(joined) > max_chars:
+                out.append(current)
+                current = part
+            else:
+                current = joined
+    if current:
+        out.append(current)
+    return out
+
+
+def _join(left: str, right: str) -> str:
+    if not left:
+        return right
+    # CJK text has no spaces between clauses; Latin text does.
+    return left + right if _is_cjk(left[-1]) or _is_cjk(right[0]) else f"{left} {right}"
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u2e80" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef" or "\u3000" <= ch <= "\u303f"
+
+
+def _cut(text: str, max_chars: int) -> list[str]:
+    """Cut text with no usable punctuation: at the last space that fits, else hard."""
+    out: list[str] = []
+    while len(text) > max_chars:
+        space = text.rfind(" ", 0, max_chars + 1)
+        cut = space if space > max_chars // 2 else max_chars
+        out.append(text[:cut].strip())
+        text = text[cut:].strip()
+    if text:
+        out.append(text)
+    return out
