@@ -1,0 +1,450 @@
+"""AudioVAE V1 (VoxCPM-0.5B / 1.5) and V2 (VoxCPM2): a causal DAC-like convolutional VAE.
+
+The parameter names and shapes equal the official ``audiovae.pth`` exactly (old-style weight
+norm: ``weight_g``/``weight_v``; Snake ``alpha``; V2's ``sr_cond_model`` and int32
+``sr_bin_boundaries`` buffer), so the official file loads with ``load_state_dict(strict=True)``.
+Call :meth:`AudioVAE.fold_weight_norm` after loading to drop the per-call weight-norm math.
+
+Every decoder convolution is causal. Each one takes an optional ``stream`` object which supplies
+the left context (the previous chunk's last inputs) instead of zero padding; that is how
+``streaming_vae.StreamingDecoder`` reproduces the full decode exactly, chunk by chunk.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from app.errors import VoxDeskError
+
+_COND_TYPES = ("scale_bias", "scale_bias_init", "add", "concat")
+
+# Official pydantic defaults (modules/audiovae/audio_vae.py and audio_vae_v2.py).
+_DEFAULTS: dict[int, dict[str, Any]] = {
+    1: {
+        "encoder_dim": 128,
+        "encoder_rates": (2, 5, 8, 8),
+        "latent_dim": 64,
+        "decoder_dim": 1536,
+        "decoder_rates": (8, 8, 5, 2),
+        "depthwise": True,
+        "sample_rate": 16000,
+        "use_noise_block": False,
+    },
+    2: {
+        "encoder_dim": 128,
+        "encoder_rates": (2, 5, 8, 8),
+        "latent_dim": 64,
+        "decoder_dim": 2048,
+        "decoder_rates": (8, 6, 5, 2, 2, 2),
+        "depthwise": True,
+        "sample_rate": 16000,
+        "out_sample_rate": 48000,
+        "use_noise_block": False,
+        "sr_bin_boundaries": (20000, 30000, 40000),
+        "cond_type": "scale_bias",
+        "cond_dim": 128,
+        "cond_out_layer": False,
+    },
+}
+
+
+@dataclass(frozen=True)
+class AudioVAEConfig:
+    """The ``audio_vae_config`` of ``config.json``; ``version`` 1 or 2 picks the architecture.
+
+    V1 has no output-rate or sample-rate-condition fields: it decodes at ``sample_rate``.
+    """
+
+    version: int = 2
+    encoder_dim: int = 128
+    encoder_rates: tuple[int, ...] = (2, 5, 8, 8)
+    latent_dim: int | None = 64
+    decoder_dim: int = 2048
+    decoder_rates: tuple[int, ...] = (8, 6, 5, 2, 2, 2)
+    depthwise: bool = True
+    sample_rate: int = 16000
+    out_sample_rate: int | None = 48000
+    use_noise_block: bool = False
+    sr_bin_boundaries: tuple[int, ...] | None = (20000, 30000, 40000)
+    cond_type: str = "scale_bias"
+    cond_dim: int = 128
+    cond_out_layer: bool = False
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None, version: int) -> AudioVAEConfig:
+        """Build from a parsed ``audio_vae_config`` (None/absent: the official defaults).
+
+        Unknown keys are kept in ``extra`` and otherwise ignored, as pydantic does.
+        """
+        if version not in _DEFAULTS:
+            raise VoxDeskError(f"Unknown AudioVAE version {version}: this model is not supported.")
+        values = dict(_DEFAULTS[version])
+        extra = {}
+        for key, value in (d or {}).items():
+            if key in values:
+                values[key] = value
+            else:
+                extra[key] = value
+        if version == 1:
+            values["out_sample_rate"] = None
+            values["sr_bin_boundaries"] = None
+        for key in ("encoder_rates", "decoder_rates", "sr_bin_boundaries"):
+            if values.get(key) is not None:
+                values[key] = tuple(int(v) for v in values[key])
+        return cls(version=version, extra=extra, **values)
+
+    def __post_init__(self) -> None:
+        if self.latent_dim is None:
+            object.__setattr__(self, "latent_dim", self.encoder_dim * 2 ** len(self.encoder_rates))
+        if self.version == 2 and self.out_sample_rate is None:
+            object.__setattr__(self, "out_sample_rate", self.sample_rate)
+
+        def bad(why: str) -> VoxDeskError:
+            return VoxDeskError(f"The model's audio_vae_config is not supported ({why}).")
+
+        if self.version not in (1, 2):
+            raise bad(f"version {self.version}")
+        if not self.encoder_rates or not self.decoder_rates:
+            raise bad("empty encoder_rates or decoder_rates")
+        if any(r < 1 for r in self.encoder_rates + self.decoder_rates):
+            raise bad("a rate below 1")
+        if self.depthwise and self.decoder_dim % 2 ** len(self.decoder_rates):
+            raise bad("decoder_dim must be divisible by 2**len(decoder_rates) when depthwise")
+        if self.use_noise_block:
+            raise bad("use_noise_block adds random noise at inference")
+        if self.cond_type not in _COND_TYPES:
+            raise bad(f"cond_type {self.cond_type!r}")
+        if self.cond_type == "concat" and not self.cond_out_layer:
+            raise bad("cond_type 'concat' needs cond_out_layer")
+
+    @property
+    def encoder_rate(self) -> int:
+        """Sample rate the encoder expects (prompts are resampled to it)."""
+        return self.sample_rate
+
+    @property
+    def output_rate(self) -> int:
+        """Sample rate of decoded audio."""
+        return self.out_sample_rate if self.version == 2 else self.sample_rate
+
+    @property
+    def chunk_size(self) -> int:
+        """Encoder hop: input samples per latent frame."""
+        return math.prod(self.encoder_rates)
+
+    @property
+    def decoder_hop(self) -> int:
+        """Output samples per latent frame."""
+        return math.prod(self.decoder_rates)
+
+    @property
+    def conditioned(self) -> bool:
+        """Whether the decoder has the V2 sample-rate condition layers."""
+        return self.version == 2 and self.sr_bin_boundaries is not None
+
+
+class Stream(Protocol):
+    """Left-context provider for streaming: see ``streaming_vae.StreamingDecoder``."""
+
+    def extend(self, conv: CausalConv, x: torch.Tensor, context: int) -> torch.Tensor:
+        """Return ``x`` with ``context`` earlier input frames prepended; remember the new tail."""
+        ...
+
+
+class Snake(nn.Module):
+    """``x + sin²(αx) / (α + 1e-9)`` with a learned per-channel α."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.alpha = nn.Parameter(torch.ones(1, channels, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        alpha = self.alpha
+        return x + (alpha + 1e-9).reciprocal() * torch.sin(alpha * x).pow(2)
+
+
+class CausalConv(nn.Module):
+    """A weight-normed causal ``conv1d`` or ``conv_transpose1d``.
+
+    Plain conv: left-pads by ``left_pad`` (zeros, or the stream's context). Transposed conv:
+    no padding, the last ``trim`` outputs are cut; streaming needs ``kernel - trim == stride``
+    so each input frame yields exactly ``stride`` outputs.
+    """
+
+    def __init__(
+        self,
+        cin: int,
+        cout: int,
+        kernel: int,
+        *,
+        stride: int = 1,
+        dilation: int = 1,
+        groups: int = 1,
+        left_pad: int = 0,
+        transposed: bool = False,
+        trim: int = 0,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        self.kernel, self.stride, self.dilation, self.groups = kernel, stride, dilation, groups
+        self.left_pad, self.transposed, self.trim = left_pad, transposed, trim
+        shape = (cin, cout // groups, kernel) if transposed else (cout, cin // groups, kernel)
+        v = torch.empty(shape)
+        nn.init.kaiming_uniform_(v, a=math.sqrt(5))  # torch's Conv default
+        self.weight_g = nn.Parameter(torch.linalg.vector_norm(v, dim=(1, 2), keepdim=True))
+        self.weight_v = nn.Parameter(v)
+        if bias:
+            fan_in = shape[1] * kernel
+            self.bias = nn.Parameter(torch.empty(cout).uniform_(-(fan_in**-0.5), fan_in**-0.5))
+        else:
+            self.register_parameter("bias", None)
+
+    @property
+    def folded(self) -> bool:
+        return "weight" in self._parameters
+
+    @property
+    def context(self) -> int:
+        """Earlier input frames each output depends on (the streaming state length)."""
+        if self.transposed:
+            return (self.kernel - 1) // self.stride
+        return self.left_pad
+
+    def effective_weight(self) -> torch.Tensor:
+        if self.folded:
+            return self._parameters["weight"]
+        v, g = self.weight_v, self.weight_g
+        return v * (g / torch.linalg.vector_norm(v, dim=(1, 2), keepdim=True))
+
+    @torch.no_grad()
+    def fold_weight_norm(self) -> None:
+        """Replace ``weight_g``/``weight_v`` by the plain ``weight`` they define."""
+        if self.folded:
+            return
+        weight = self.effective_weight().detach().clone()
+        del self.weight_g, self.weight_v
+        self.weight = nn.Parameter(weight, requires_grad=False)
+
+    def forward(self, x: torch.Tensor, stream: Stream | None = None) -> torch.Tensor:
+        w = self.effective_weight()
+        if self.transposed:
+            n = x.shape[-1]
+            if stream is None:
+                y = F.conv_transpose1d(x, w, self.bias, self.stride, groups=self.groups)
+                return y[..., : y.shape[-1] - self.trim]
+            c = self.context
+            y = F.conv_transpose1d(stream.extend(self, x, c), w, self.bias, self.stride, groups=self.groups)
+            return y[..., c * self.stride : (c + n) * self.stride]
+        if self.left_pad:
+            x = F.pad(x, (self.left_pad, 0)) if stream is None else stream.extend(self, x, self.left_pad)
+        return F.conv1d(x, w, self.bias, self.stride, 0, self.dilation, self.groups)
+
+
+def _down_pad(stride: int, version: int) -> int:
+    """Left padding of an encoder downsampling conv (V2 subtracts ``output_padding``)."""
+    pad = 2 * math.ceil(stride / 2)
+    return pad - stride % 2 if version == 2 else pad
+
+
+class ResidualUnit(nn.Module):
+    """Snake, dilated causal k=7 conv, Snake, 1x1 conv; plus the input."""
+
+    def __init__(self, dim: int, dilation: int, groups: int) -> None:
+        super().__init__()
+        self.block = nn.Sequential(
+            Snake(dim),
+            CausalConv(dim, dim, 7, dilation=dilation, groups=groups, left_pad=6 * dilation),
+            Snake(dim),
+            CausalConv(dim, dim, 1),
+        )
+
+    def forward(self, x: torch.Tensor, stream: Stream | None = None) -> torch.Tensor:
+        snake1, conv1, snake2, conv2 = self.block
+        return x + conv2(snake2(conv1(snake1(x), stream)))
+
+
+class EncoderBlock(nn.Module):
+    def __init__(self, dim: int, stride: int, groups: int, version: int) -> None:
+        super().__init__()
+        half = dim // 2
+        self.block = nn.Sequential(
+            *(ResidualUnit(half, d, groups) for d in (1, 3, 9)),
+            Snake(half),
+            CausalConv(half, dim, 2 * stride, stride=stride, left_pad=_down_pad(stride, version)),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.block(x)
+
+
+class Encoder(nn.Module):
+    def __init__(self, cfg: AudioVAEConfig) -> None:
+        super().__init__()
+        dim = cfg.encoder_dim
+        blocks: list[nn.Module] = [CausalConv(1, dim, 7, left_pad=6)]
+        for stride in cfg.encoder_rates:
+            dim *= 2
+            blocks.append(EncoderBlock(dim, stride, dim // 2 if cfg.depthwise else 1, cfg.version))
+        self.block = nn.Sequential(*blocks)
+        self.fc_mu = CausalConv(dim, cfg.latent_dim, 3, left_pad=2)
+        self.fc_logvar = CausalConv(dim, cfg.latent_dim, 3, left_pad=2)  # unused at inference
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc_mu(self.block(x))
+
+
+class DecoderBlock(nn.Module):
+    """Snake, causal transposed conv (upsample by ``stride``), three residual units."""
+
+    def __init__(self, cin: int, cout: int, stride: int, groups: int) -> None:
+        super().__init__()
+        trim = 2 * math.ceil(stride / 2) - stride % 2
+        self.block = nn.Sequential(
+            Snake(cin),
+            CausalConv(cin, cout, 2 * stride, stride=stride, transposed=True, trim=trim),
+            *(ResidualUnit(cout, d, groups) for d in (1, 3, 9)),
+        )
+        self.input_channels = cin
+
+    def forward(self, x: torch.Tensor, stream: Stream | None = None) -> torch.Tensor:
+        snake, up, *units = self.block
+        x = up(snake(x), stream)
+        for unit in units:
+            x = unit(x, stream)
+        return x
+
+
+class SampleRateCondition(nn.Module):
+    """V2: per-channel modulation by the output sample-rate bucket, before a decoder block."""
+
+    def __init__(self, dim: int, buckets: int, cfg: AudioVAEConfig) -> None:
+        super().__init__()
+        self.cond_type = cfg.cond_type
+        out_in = dim
+        if cfg.cond_type in ("scale_bias", "scale_bias_init"):
+            self.scale_embed = nn.Embedding(buckets, dim)
+            self.bias_embed = nn.Embedding(buckets, dim)
+            nn.init.ones_(self.scale_embed.weight)
+            nn.init.zeros_(self.bias_embed.weight)
+        elif cfg.cond_type == "add":
+            self.cond_embed = nn.Embedding(buckets, dim)
+        else:  # concat
+            self.cond_embed = nn.Embedding(buckets, cfg.cond_dim)
+            out_in = dim + cfg.cond_dim
+        if cfg.cond_out_layer:
+            self.out_layer = nn.Sequential(Snake(out_in), CausalConv(out_in, dim, 1))
+        else:
+            self.out_layer = nn.Identity()
+
+    def forward(self, x: torch.Tensor, bucket: int) -> torch.Tensor:
+        # Indexing the tables by a Python int (no index tensor) keeps this free of host-to-device copies.
+        if self.cond_type == "concat":
+            cond = self.cond_embed.weight[bucket].view(1, -1, 1)
+            x = torch.cat([x, cond.expand(x.shape[0], -1, x.shape[-1])], dim=1)
+        elif self.cond_type == "add":
+            x = x + self.cond_embed.weight[bucket].view(1, -1, 1)
+        else:
+            scale = self.scale_embed.weight[bucket].view(1, -1, 1)
+            x = x * scale + self.bias_embed.weight[bucket].view(1, -1, 1)
+        return self.out_layer(x)
+
+
+class Decoder(nn.Module):
+    def __init__(self, cfg: AudioVAEConfig) -> None:
+        super().__init__()
+        latent, channels = cfg.latent_dim, cfg.decoder_dim
+        if cfg.depthwise:
+            layers: list[nn.Module] = [
+                CausalConv(latent, latent, 7, groups=latent, left_pad=6),
+                CausalConv(latent, channels, 1),
+            ]
+        else:
+            layers = [CausalConv(latent, channels, 7, left_pad=6)]
+        for i, stride in enumerate(cfg.decoder_rates):
+            cin, cout = channels // 2**i, channels // 2 ** (i + 1)
+            layers.append(DecoderBlock(cin, cout, stride, cout if cfg.depthwise else 1))
+        layers += [Snake(cout), CausalConv(cout, 1, 7, left_pad=6), nn.Tanh()]
+        self.model = nn.ModuleList(layers)
+        self.sr_bin_boundaries: torch.Tensor | None
+        self.boundaries = cfg.sr_bin_boundaries
+        if cfg.conditioned:
+            self.register_buffer("sr_bin_boundaries", torch.tensor(cfg.sr_bin_boundaries, dtype=torch.int32))
+            buckets = len(cfg.sr_bin_boundaries) + 1
+            self.sr_cond_model = nn.ModuleList(
+                SampleRateCondition(m.input_channels, buckets, cfg) if isinstance(m, DecoderBlock) else None
+                for m in layers
+            )
+        else:
+            self.sr_bin_boundaries = None
+            self.sr_cond_model = None
+
+    def forward(self, z: torch.Tensor, sample_rate: int | None, stream: Stream | None = None) -> torch.Tensor:
+        # torch.bucketize(sr, boundaries) with right=False counts the boundaries below sr.
+        bucket = bisect.bisect_left(self.boundaries, sample_rate) if self.boundaries else 0
+        conds = self.sr_cond_model if self.sr_cond_model is not None else [None] * len(self.model)
+        x = z
+        for layer, cond in zip(self.model, conds, strict=True):
+            if cond is not None:
+                x = cond(x, bucket)
+            x = layer(x, stream) if isinstance(layer, (CausalConv, DecoderBlock)) else layer(x)
+        return x
+
+
+class AudioVAE(nn.Module):
+    """Encoder (audio at ``cfg.encoder_rate`` → ``mu``) and causal decoder (→ ``cfg.output_rate``)."""
+
+    def __init__(self, cfg: AudioVAEConfig | None = None) -> None:
+        super().__init__()
+        self.cfg = cfg or AudioVAEConfig.from_dict(None, 2)
+        self.encoder = Encoder(self.cfg)
+        self.decoder = Decoder(self.cfg)
+
+    @property
+    def latent_dim(self) -> int:
+        return self.cfg.latent_dim
+
+    @property
+    def chunk_size(self) -> int:
+        return self.cfg.chunk_size
+
+    @property
+    def decoder_hop(self) -> int:
+        return self.cfg.decoder_hop
+
+    def encode(self, wav: torch.Tensor, sample_rate: int) -> torch.Tensor:
+        """``wav [B,1,T]`` or ``[B,T]`` at the encoder rate → ``mu [B, D, ceil(T/chunk_size)]``.
+
+        Right-pads with zeros to a multiple of the hop, as the official code does.
+        """
+        if sample_rate != self.cfg.encoder_rate:
+            raise ValueError(f"AudioVAE encodes {self.cfg.encoder_rate} Hz audio, got {sample_rate} Hz")
+        if wav.ndim == 2:
+            wav = wav.unsqueeze(1)
+        hop = self.chunk_size
+        wav = F.pad(wav, (0, -wav.shape[-1] % hop))
+        return self.encoder(wav.to(next(self.parameters()).dtype))
+
+    def decode(
+        self, z: torch.Tensor, sample_rate: int | None = None, stream: Stream | None = None
+    ) -> torch.Tensor:
+        """``z [B, D, N]`` → audio ``[B, 1, N * decoder_hop]`` in [-1, 1].
+
+        V2 conditions on ``sample_rate`` (default: the configured output rate); V1 ignores it.
+        ``stream`` is for ``StreamingDecoder`` only.
+        """
+        return self.decoder(z, sample_rate or self.cfg.output_rate, stream)
+
+    def fold_weight_norm(self) -> AudioVAE:
+        """Fold weight norm into plain weights (call after loading the checkpoint)."""
+        for module in self.modules():
+            if isinstance(module, CausalConv):
+                module.fold_weight_norm()
+        return self
