@@ -194,7 +194,7 @@ class CausalConv(nn.Module):
         bias: bool = True,
     ) -> None:
         super().__init__()
-        self.kernel, self.stride, self.dilation, self.groups = kernel, stride, dilation, groups
+        self.cin, self.kernel, self.stride, self.dilation, self.groups = cin, kernel, stride, dilation, groups
         self.left_pad, self.transposed, self.trim = left_pad, transposed, trim
         shape = (cin, cout // groups, kernel) if transposed else (cout, cin // groups, kernel)
         v = torch.empty(shape)
