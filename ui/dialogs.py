@@ -1,0 +1,52 @@
+"""Every modal question the window asks, behind one small object.
+
+The window never calls ``QMessageBox``/``QFileDialog`` directly: it asks its ``Dialogs``. Tests pass
+a subclass that answers from a script, so no modal dialog can block a test run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication
+from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QInputDialog, QMessageBox, QWidget
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("Dialogs", text)
+
+
+OK_CANCEL = QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+AUDIO_FILTER = "Audio (*.wav *.flac *.mp3 *.ogg *.m4a *.aiff *.aif)"
+
+
+class Dialogs:
+    """Modal questions shown with the standard Qt dialogs."""
+
+    def error(self, parent: QWidget | None, message: str) -> None:
+        QMessageBox.warning(parent, _tr("VoxDesk"), message)
+
+    def info(self, parent: QWidget | None, message: str) -> None:
+        QMessageBox.information(parent, _tr("VoxDesk"), message)
+
+    def confirm(self, parent: QWidget | None, message: str) -> bool:
+        answer = QMessageBox.question(parent, _tr("VoxDesk"), message)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def open_audio(self, parent: QWidget | None) -> Path | None:
+        name, _ = QFileDialog.getOpenFileName(parent, _tr("Import a voice"), "", _tr(AUDIO_FILTER))
+        return Path(name) if name else None
+
+    def save_path(self, parent: QWidget | None, title: str, suggested: Path, file_filter: str) -> Path | None:
+        name, _ = QFileDialog.getSaveFileName(
+            parent, title, str(suggested), file_filter, options=QFileDialog.Option.DontConfirmOverwrite
+        )
+        return Path(name) if name else None
+
+    def pick_folder(self, parent: QWidget | None, title: str, start: Path | None = None) -> Path | None:
+        name = QFileDialog.getExistingDirectory(parent, title, str(start or ""))
+        return Path(name) if name else None
+
+    def ask_text(self, parent: QWidget | None, title: str, label: str, text: str = "") -> str | None:
+        value, ok = QInputDialog.getText(parent, title, label, text=text)
+        return value if ok else None

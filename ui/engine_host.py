@@ -1,0 +1,230 @@
+"""The engine's home in the app: one QObject living in its own QThread.
+
+The window never calls the engine. It emits requests to :class:`EngineClient` (GUI thread), which
+forwards them over queued signals to :class:`EngineHost` (engine thread). The host loads the model,
+drives ``Engine.step()`` from a zero-interval timer — so queued submits and cancels are handled
+between two steps — and answers with signals that carry small immutable payloads: a job tag and a
+float32 array, a ``RequestFinished``, or one plain-language line.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
+
+from ui.errors import report
+
+log = logging.getLogger(__name__)
+
+NOT_LOADED = "The model is not loaded yet: wait for it, or choose one in Models."
+
+
+@dataclass(frozen=True)
+class Job:
+    """One segment to speak. ``tag`` is the window's key; ``voice`` names a library voice or None.
+
+    ``build(voice_prompt) -> SynthRequest`` runs on the engine thread once the voice prompt is
+    ready, so the VAE encode of a new voice never happens on the GUI thread.
+    """
+
+    tag: int
+    voice: str | None
+    build: Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the status bar shows about the loaded model."""
+
+    name: str
+    sample_rate: int
+    device: str
+
+
+@dataclass
+class _Active:
+    tags: dict[int, int] = field(default_factory=dict)  # engine request id -> job tag
+
+    def tag_of(self, rid: int) -> int | None:
+        return self.tags.get(rid)
+
+
+def describe_device(device: str) -> str:
+    """'NVIDIA H200 · 120.3 GB free' or 'CPU'."""
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available():
+        index = torch.device(device).index or 0
+        free, _total = torch.cuda.mem_get_info(index)
+        return f"{torch.cuda.get_device_name(index)} · {free / 1e9:.1f} GB free"
+    return "CPU"
+
+
+class EngineHost(QObject):
+    """Lives on the engine thread. Only touched through queued signals."""
+
+    stateChanged = Signal(str)  # "loading" | "ready" | "busy" | "failed" | "stopped"
+    loadProgress = Signal(int, str)  # percent, stage
+    loaded = Signal(object)  # ModelInfo
+    loadFailed = Signal(str)
+    deviceChanged = Signal(str)
+    chunk = Signal(int, object)  # tag, float32 samples
+    finished = Signal(int, object)  # tag, RequestFinished
+    failed = Signal(int, str)  # tag, message
+
+    def __init__(self, voices: Callable[[Any, str | None], Any]) -> None:
+        """``voices(engine, name)`` returns the VoicePrompt for a library voice (cached latents)."""
+        super().__init__()
+        self._voices = voices
+        self._engine: Any = None
+        self._device = "cpu"
+        self._active = _Active()
+        self._timer: QTimer | None = None
+
+    # --- slots (engine thread) ------------------------------------------------------------
+    @Slot(str, str)
+    def load(self, model_dir: str, device: str) -> None:
+        from app.engine import Engine, EngineConfig
+
+        self.shutdown_engine()
+        self.stateChanged.emit("loading")
+        self.loadProgress.emit(5, "Reading the model files")
+        try:
+            engine = Engine(EngineConfig(model_dir=model_dir, device=device), progress=self._progress)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes one message
+            self.loadFailed.emit(report(exc, "loading the model"))
+            self.stateChanged.emit("failed")
+            return
+        self._engine = engine
+        self._device = str(engine.device)
+        self.loadProgress.emit(100, "Ready")
+        self.loaded.emit(ModelInfo(engine.model_name, int(engine.sample_rate), describe_device(self._device)))
+        self.stateChanged.emit("ready")
+
+    def _progress(self, fraction: float, stage: str) -> None:
+        self.loadProgress.emit(int(5 + 94 * max(0.0, min(1.0, fraction))), stage)
+
+    @Slot(object)
+    def submit(self, jobs: list[Job]) -> None:
+        if self._engine is None:
+            for job in jobs:
+                self.failed.emit(job.tag, NOT_LOADED)
+            return
+        prompts: dict[str | None, Any] = {}
+        for job in jobs:
+            try:
+                if job.voice not in prompts:
+                    prompts[job.voice] = self._voices(self._engine, job.voice)
+                rid = self._engine.submit(job.build(prompts[job.voice]))
+            except Exception as exc:  # noqa: BLE001
+                self.failed.emit(job.tag, report(exc, "preparing a segment"))
+                continue
+            self._active.tags[rid] = job.tag
+        if self._active.tags:
+            self.stateChanged.emit("busy")
+            self._ensure_timer().start()
+
+    @Slot(object)
+    def cancel(self, tags: list[int]) -> None:
+        wanted = set(tags)
+        for rid, tag in list(self._active.tags.items()):
+            if tag in wanted and self._engine is not None:
+                self._engine.cancel(rid)
+                del self._active.tags[rid]
+        self._maybe_idle()
+
+    @Slot()
+    def shutdown_engine(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        if self._engine is not None:
+            self._engine.shutdown()
+            self._engine = None
+        self._active.tags.clear()
+
+    # --- the step loop ----------------------------------------------------------------------
+    def _ensure_timer(self) -> QTimer:
+        if self._timer is None:
+            self._timer = QTimer(self)
+            self._timer.setInterval(0)
+            self._timer.timeout.connect(self._step)
+        return self._timer
+
+    def _step(self) -> None:
+        from app.engine.events import AudioChunk, RequestFailed, RequestFinished
+
+        if self._engine is None or not self._active.tags:
+            self._maybe_idle()
+            return
+        try:
+            events = self._engine.step()
+        except Exception as exc:  # noqa: BLE001 - the engine failed as a whole: fail every job
+            message = report(exc, "generating speech")
+            for tag in self._active.tags.values():
+                self.failed.emit(tag, message)
+            self._active.tags.clear()
+            self._maybe_idle()
+            return
+        for event in events:
+            tag = self._active.tag_of(event.request_id)
+            if tag is None:
+                continue  # cancelled: late chunks are dropped
+            if isinstance(event, AudioChunk):
+                self.chunk.emit(tag, event.samples)
+            elif isinstance(event, RequestFinished):
+                del self._active.tags[event.request_id]
+                self.finished.emit(tag, event)
+            elif isinstance(event, RequestFailed):
+                del self._active.tags[event.request_id]
+                self.failed.emit(tag, event.message)
+        self._maybe_idle()
+
+    def _maybe_idle(self) -> None:
+        if not self._active.tags:
+            if self._timer is not None:
+                self._timer.stop()
+            if self._engine is not None:
+                self.deviceChanged.emit(describe_device(self._device))
+                self.stateChanged.emit("ready")
+
+
+class EngineClient(QObject):
+    """GUI-thread handle: owns the thread and the host; every call is a queued signal."""
+
+    _load = Signal(str, str)
+    _submit = Signal(object)
+    _cancel = Signal(object)
+    _shutdown = Signal()
+
+    def __init__(self, voices: Callable[[Any, str | None], Any], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.thread = QThread()
+        self.thread.setObjectName("voxdesk-engine")
+        self.host = EngineHost(voices)
+        self.host.moveToThread(self.thread)
+        self._load.connect(self.host.load)
+        self._submit.connect(self.host.submit)
+        self._cancel.connect(self.host.cancel)
+        self._shutdown.connect(self.host.shutdown_engine, Qt.ConnectionType.BlockingQueuedConnection)
+        self.thread.start()
+
+    def load(self, model_dir: str, device: str) -> None:
+        self._load.emit(model_dir, device)
+
+    def submit(self, jobs: list[Job]) -> None:
+        self._submit.emit(list(jobs))
+
+    def cancel(self, tags: list[int]) -> None:
+        self._cancel.emit(list(tags))
+
+    def close(self, timeout_ms: int = 10_000) -> None:
+        """Shut the engine down on its thread, then stop the thread."""
+        if not self.thread.isRunning():
+            return
+        self._shutdown.emit()
+        self.thread.quit()
+        self.thread.wait(timeout_ms)

@@ -1,0 +1,118 @@
+"""The app's preferences, stored with QSettings in an INI file in the user config folder.
+
+One typed accessor per key, so a misspelt key cannot silently create a second setting. Using a file
+under :func:`app.paths.config_dir` (not the registry / plist) keeps ``VOXDESK_HOME`` installs and
+tests fully self-contained.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+
+from app import paths
+
+DEVICES = ("auto", "cuda", "cpu")
+LANGUAGES = ("en", "zh_CN")
+THEMES = ("light", "dark")
+
+
+class Settings:
+    """Typed view of ``settings.ini``."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or paths.config_dir() / "settings.ini"
+        self._q = QSettings(str(self.path), QSettings.Format.IniFormat)
+
+    def _get(self, key: str, default: str) -> str:
+        value = self._q.value(key, default)
+        return str(value) if value is not None else default
+
+    def _choice(self, key: str, choices: tuple[str, ...]) -> str:
+        value = self._get(key, choices[0])
+        return value if value in choices else choices[0]
+
+    def _set(self, key: str, value: object) -> None:
+        self._q.setValue(key, value)
+        self._q.sync()
+
+    @property
+    def device(self) -> str:
+        return self._choice("engine/device", DEVICES)
+
+    @device.setter
+    def device(self, value: str) -> None:
+        self._set("engine/device", value)
+
+    @property
+    def model_dir(self) -> Path | None:
+        value = self._get("engine/model_dir", "")
+        return Path(value) if value else None
+
+    @model_dir.setter
+    def model_dir(self, value: Path | None) -> None:
+        self._set("engine/model_dir", str(value) if value else "")
+
+    @property
+    def output_dir(self) -> Path:
+        value = self._get("export/output_dir", "")
+        return Path(value) if value else Path.home()
+
+    @output_dir.setter
+    def output_dir(self, value: Path) -> None:
+        self._set("export/output_dir", str(value))
+
+    @property
+    def gap_ms(self) -> int:
+        try:
+            return max(0, min(5000, int(self._get("export/gap_ms", "300"))))
+        except ValueError:
+            return 300
+
+    @gap_ms.setter
+    def gap_ms(self, value: int) -> None:
+        self._set("export/gap_ms", int(value))
+
+    @property
+    def output_device(self) -> str:
+        """Name of the playback device; empty: the system default."""
+        return self._get("audio/output_device", "")
+
+    @output_device.setter
+    def output_device(self, value: str) -> None:
+        self._set("audio/output_device", value)
+
+    @property
+    def input_device(self) -> str:
+        """Name of the recording device; empty: the system default."""
+        return self._get("audio/input_device", "")
+
+    @input_device.setter
+    def input_device(self, value: str) -> None:
+        self._set("audio/input_device", value)
+
+    @property
+    def language(self) -> str:
+        return self._choice("ui/language", LANGUAGES)
+
+    @language.setter
+    def language(self, value: str) -> None:
+        self._set("ui/language", value)
+
+    @property
+    def theme(self) -> str:
+        return self._choice("ui/theme", THEMES)
+
+    @theme.setter
+    def theme(self, value: str) -> None:
+        self._set("ui/theme", value)
+
+    def window_state(self) -> tuple[bytes | None, bytes | None]:
+        geometry, state = self._q.value("window/geometry"), self._q.value("window/state")
+        return (bytes(geometry) if geometry else None, bytes(state) if state else None)
+
+    def save_window_state(self, geometry: bytes, state: bytes) -> None:
+        self._q.setValue("window/geometry", geometry)
+        self._q.setValue("window/state", state)
+        self._q.sync()

@@ -1,0 +1,118 @@
+"""The generation settings shared by the script and by a single segment.
+
+``values()`` / ``set_values()`` speak plain dicts with the keys ``cfg_value``,
+``inference_timesteps`` and ``style`` (VoxCPM2 voice design: a description put before the text).
+The segment dialog adds an "use the script's settings" switch and a fixed seed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLineEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ui.dialogs import OK_CANCEL
+
+DEFAULTS: dict[str, Any] = {"cfg_value": 2.0, "inference_timesteps": 10, "style": ""}
+
+
+class GenerationForm(QWidget):
+    """Guidance (CFG), quality steps and the voice-design text."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None, compact: bool = False) -> None:
+        super().__init__(parent)
+        self.cfg = QDoubleSpinBox()
+        self.cfg.setRange(0.5, 5.0)
+        self.cfg.setSingleStep(0.1)
+        self.cfg.setDecimals(1)
+        self.cfg.setToolTip(self.tr("How closely the voice follows the prompt and text (default 2.0)"))
+        self.steps = QSpinBox()
+        self.steps.setRange(1, 50)
+        self.steps.setToolTip(self.tr("More steps: slightly better audio, slower (default 10)"))
+        self.style_text = QLineEdit()
+        self.style_text.setPlaceholderText(self.tr("VoxCPM2 voice design, e.g. a calm, warm narrator"))
+        self.style_text.setToolTip(
+            self.tr("VoxCPM2 only: describe the voice or manner; it is ignored by older models")
+        )
+        form = QFormLayout(self)
+        form.setContentsMargins(0, 0, 0, 0)
+        form.addRow(self.tr("Guidance (CFG):"), self.cfg)
+        form.addRow(self.tr("Quality steps:"), self.steps)
+        form.addRow(self.tr("Voice design:"), self.style_text)
+        self.set_values(DEFAULTS)
+        self.cfg.valueChanged.connect(self.changed)
+        self.steps.valueChanged.connect(self.changed)
+        self.style_text.textChanged.connect(self.changed)
+
+    def values(self) -> dict[str, Any]:
+        return {
+            "cfg_value": round(self.cfg.value(), 2),
+            "inference_timesteps": self.steps.value(),
+            "style": self.style_text.text().strip(),
+        }
+
+    def set_values(self, values: dict[str, Any]) -> None:
+        merged = {**DEFAULTS, **values}
+        for widget in (self.cfg, self.steps, self.style_text):
+            widget.blockSignals(True)
+        self.cfg.setValue(float(merged["cfg_value"]))
+        self.steps.setValue(int(merged["inference_timesteps"]))
+        self.style_text.setText(str(merged["style"]))
+        for widget in (self.cfg, self.steps, self.style_text):
+            widget.blockSignals(False)
+
+
+class SegmentSettingsDialog(QDialog):
+    """One segment's own settings, or None to follow the script's."""
+
+    def __init__(
+        self,
+        script_values: dict[str, Any],
+        own: dict[str, Any] | None,
+        seed: int | None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(self.tr("Segment settings"))
+        self.custom = QCheckBox(self.tr("Use its own settings for this segment"))
+        self.form = GenerationForm()
+        self.form.set_values(own if own is not None else script_values)
+        self.custom.setChecked(own is not None)
+        self.form.setEnabled(own is not None)
+        self.custom.toggled.connect(self.form.setEnabled)
+        self.fixed_seed = QCheckBox(self.tr("Keep this seed:"))
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setValue(seed or 0)
+        self.fixed_seed.setChecked(seed is not None)
+        self.seed.setEnabled(seed is not None)
+        self.fixed_seed.toggled.connect(self.seed.setEnabled)
+        seed_form = QFormLayout()
+        seed_form.addRow(self.fixed_seed, self.seed)
+        buttons = QDialogButtonBox(OK_CANCEL)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.custom)
+        layout.addWidget(self.form)
+        layout.addLayout(seed_form)
+        layout.addWidget(buttons)
+
+    def result_values(self) -> tuple[dict[str, Any] | None, int | None]:
+        """(own settings or None, fixed seed or None)."""
+        own = self.form.values() if self.custom.isChecked() else None
+        seed = self.seed.value() if self.fixed_seed.isChecked() else None
+        return own, seed

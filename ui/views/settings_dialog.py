@@ -1,0 +1,118 @@
+"""Preferences: compute device, output folder, silence gap, audio devices, language and theme."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
+
+from ui.dialogs import OK_CANCEL, Dialogs
+from ui.settings import Settings
+
+
+def audio_device_names(kind: str) -> list[str]:
+    """Names of the input or output devices PortAudio sees; empty when there is no sound system."""
+    try:
+        import sounddevice
+
+        devices = sounddevice.query_devices()
+    except Exception:  # noqa: BLE001 - no PortAudio / no devices: only "system default" is offered
+        return []
+    key = "max_input_channels" if kind == "input" else "max_output_channels"
+    return [str(d["name"]) for d in devices if d.get(key, 0) > 0]
+
+
+class SettingsDialog(QDialog):
+    """Edits a :class:`Settings`; writes it back on OK. Language and theme apply on accept."""
+
+    def __init__(self, settings: Settings, dialogs: Dialogs, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.dialogs = dialogs
+        self.setWindowTitle(self.tr("Settings"))
+        self.setMinimumWidth(480)
+
+        self.device = QComboBox()
+        for value, label in (
+            ("auto", self.tr("Automatic (GPU when available)")),
+            ("cuda", self.tr("GPU (CUDA)")),
+            ("cpu", self.tr("CPU")),
+        ):
+            self.device.addItem(label, value)
+        self.output_dir = QLineEdit(str(settings.output_dir))
+        browse = QPushButton(self.tr("Browse…"))
+        browse.clicked.connect(self._browse)
+        out_row = QHBoxLayout()
+        out_row.addWidget(self.output_dir, 1)
+        out_row.addWidget(browse)
+        self.gap = QSpinBox()
+        self.gap.setRange(0, 5000)
+        self.gap.setSingleStep(50)
+        self.gap.setSuffix(" ms")
+        self.input_device = self._device_combo("input", settings.input_device)
+        self.output_device = self._device_combo("output", settings.output_device)
+        self.language = QComboBox()
+        self.language.addItem("English", "en")
+        self.language.addItem("简体中文", "zh_CN")
+        self.theme = QComboBox()
+        self.theme.addItem(self.tr("Light"), "light")
+        self.theme.addItem(self.tr("Dark"), "dark")
+
+        form = QFormLayout(self)
+        form.addRow(self.tr("Compute device:"), self.device)
+        form.addRow(self.tr("Export folder:"), out_row)
+        form.addRow(self.tr("Silence between segments:"), self.gap)
+        form.addRow(self.tr("Microphone:"), self.input_device)
+        form.addRow(self.tr("Speakers:"), self.output_device)
+        form.addRow(self.tr("Language:"), self.language)
+        form.addRow(self.tr("Theme:"), self.theme)
+        buttons = QDialogButtonBox(OK_CANCEL)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+        self._select(self.device, settings.device)
+        self.gap.setValue(settings.gap_ms)
+        self._select(self.language, settings.language)
+        self._select(self.theme, settings.theme)
+
+    def _device_combo(self, kind: str, current: str) -> QComboBox:
+        combo = QComboBox()
+        combo.addItem(self.tr("System default"), "")
+        for name in audio_device_names(kind):
+            combo.addItem(name, name)
+        if current and combo.findData(current) < 0:
+            combo.addItem(current, current)  # a device that is unplugged now keeps its setting
+        self._select(combo, current)
+        return combo
+
+    @staticmethod
+    def _select(combo: QComboBox, value: str) -> None:
+        index = combo.findData(value)
+        combo.setCurrentIndex(max(0, index))
+
+    def _browse(self) -> None:
+        folder = self.dialogs.pick_folder(self, self.tr("Export folder"), Path(self.output_dir.text()))
+        if folder is not None:
+            self.output_dir.setText(str(folder))
+
+    def accept(self) -> None:
+        s = self.settings
+        s.device = self.device.currentData()
+        s.output_dir = Path(self.output_dir.text().strip() or Path.home())
+        s.gap_ms = self.gap.value()
+        s.input_device = self.input_device.currentData()
+        s.output_device = self.output_device.currentData()
+        s.language = self.language.currentData()
+        s.theme = self.theme.currentData()
+        super().accept()

@@ -1,0 +1,84 @@
+"""Speak / Stop / Play-pause / Export, with overall progress and the ETA."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QStyle, QWidget
+
+
+def format_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    seconds = int(round(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class TransportBar(QWidget):
+    """The bottom bar. Emits intents; the window decides what they mean."""
+
+    speakClicked = Signal()
+    stopClicked = Signal()
+    playPauseClicked = Signal()
+    exportClicked = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        style = self.style()
+        self.speak_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_MediaSeekForward), "")
+        self.stop_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_MediaStop), "")
+        self.play_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_MediaPlay), "")
+        self.export_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_DialogSaveButton), "")
+        self.speak_button.setObjectName("speakButton")
+        self.speak_button.setDefault(True)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(False)
+        self.progress.setMinimumWidth(240)
+        self.status_label = QLabel()
+        self.status_label.setMinimumWidth(220)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(12, 8, 12, 8)
+        layout.setSpacing(8)
+        for button in (self.speak_button, self.stop_button, self.play_button):
+            button.setMinimumHeight(32)
+            layout.addWidget(button)
+        layout.addSpacing(12)
+        layout.addWidget(self.progress, 1)
+        layout.addWidget(self.status_label)
+        layout.addSpacing(12)
+        self.export_button.setMinimumHeight(32)
+        layout.addWidget(self.export_button)
+        self.speak_button.clicked.connect(self.speakClicked)
+        self.stop_button.clicked.connect(self.stopClicked)
+        self.play_button.clicked.connect(self.playPauseClicked)
+        self.export_button.clicked.connect(self.exportClicked)
+        self.retranslate()
+        self.set_busy(False)
+        self.set_playing(False)
+
+    def retranslate(self) -> None:
+        self.speak_button.setText(self.tr("Speak"))
+        self.speak_button.setToolTip(self.tr("Speak the whole script (Ctrl+Enter)"))
+        self.stop_button.setText(self.tr("Stop"))
+        self.stop_button.setToolTip(self.tr("Stop generating and playing (Esc)"))
+        self.export_button.setText(self.tr("Export…"))
+        self.export_button.setToolTip(self.tr("Export WAV, FLAC, per-segment files and subtitles (Ctrl+E)"))
+        self.set_playing(self._playing if hasattr(self, "_playing") else False)
+
+    def set_busy(self, busy: bool) -> None:
+        self.speak_button.setEnabled(not busy)
+        self.stop_button.setEnabled(busy)
+
+    def set_playing(self, playing: bool) -> None:
+        self._playing = playing
+        icon = QStyle.StandardPixmap.SP_MediaPause if playing else QStyle.StandardPixmap.SP_MediaPlay
+        self.play_button.setIcon(self.style().standardIcon(icon))
+        self.play_button.setText(self.tr("Pause") if playing else self.tr("Play"))
+        self.play_button.setToolTip(self.tr("Play or pause (Space, Ctrl+P)"))
+
+    def set_progress(self, fraction: float, eta: float | None, text: str) -> None:
+        self.progress.setValue(int(round(1000 * max(0.0, min(1.0, fraction)))))
+        remaining = format_eta(eta)
+        if remaining:
+            text = self.tr("{0} · about {1} left").format(text, remaining)
+        self.status_label.setText(text)

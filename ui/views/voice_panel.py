@@ -1,0 +1,354 @@
+"""The voice library panel: list, record/import (also by drag and drop), and the selected voice's
+name, waveform with trim handles, normalise, transcript and play.
+
+Every change goes straight to the :class:`VoiceLibrary` (its writes are atomic); failures come back
+as plain messages through the window's :class:`Dialogs`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.errors import VoxDeskError
+from app.voices.cloning import resolve_mode
+from app.voices.library import Voice, VoiceLibrary
+from ui.dialogs import Dialogs
+from ui.errors import report
+from ui.views.waveform import WaveformView
+
+AUDIO_SUFFIXES = {".wav", ".flac", ".mp3", ".ogg", ".m4a", ".aiff", ".aif", ".opus"}
+TRANSCRIPT_SETTLE_MS = 500
+
+
+class VoicePanel(QWidget):
+    """Left side of the window. Emits ``voicesChanged`` after any add/rename/delete."""
+
+    voicesChanged = Signal()
+    playRequested = Signal(object, int)  # samples, sample rate
+    recordRequested = Signal()
+
+    def __init__(self, library: VoiceLibrary, dialogs: Dialogs, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.library = library
+        self.dialogs = dialogs
+        self.setAcceptDrops(True)
+        self._architecture = "voxcpm2"
+        self._audio: np.ndarray | None = None  # the selected voice's untrimmed audio (own rate)
+        icon = self.style().standardIcon
+
+        self.list = QListWidget()
+        self.list.setIconSize(QSize(18, 18))
+        self.list.setMinimumHeight(140)
+        self.record_button = QPushButton(icon(QStyle.StandardPixmap.SP_MediaVolume), "")
+        self.import_button = QPushButton(icon(QStyle.StandardPixmap.SP_DialogOpenButton), "")
+        self.delete_button = QPushButton(icon(QStyle.StandardPixmap.SP_TrashIcon), "")
+        self.play_button = QPushButton(icon(QStyle.StandardPixmap.SP_MediaPlay), "")
+        self.name = QLineEdit()
+        self.waveform = WaveformView()
+        self.play_selection = QPushButton(icon(QStyle.StandardPixmap.SP_MediaPlay), "")
+        self.trim_button = QPushButton()
+        self.normalise_button = QPushButton()
+        self.transcript = QPlainTextEdit()
+        self.transcript.setMaximumHeight(84)
+        self.mode_hint = QLabel()
+        self.mode_hint.setObjectName("hint")
+        self.mode_hint.setWordWrap(True)
+        self.info = QLabel()
+        self.info.setObjectName("hint")
+
+        self.library_box = QGroupBox()
+        lib_layout = QVBoxLayout(self.library_box)
+        lib_layout.addWidget(self.list, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.record_button)
+        row.addWidget(self.import_button)
+        lib_layout.addLayout(row)
+        self.drop_hint = QLabel()
+        self.drop_hint.setObjectName("hint")
+        lib_layout.addWidget(self.drop_hint)
+
+        self.detail_box = QGroupBox()
+        form = QFormLayout(self.detail_box)
+        self.name_label, self.transcript_label = QLabel(), QLabel()
+        form.addRow(self.name_label, self.name)
+        form.addRow(self.waveform)
+        edit_row = QHBoxLayout()
+        for button in (self.play_selection, self.trim_button, self.normalise_button):
+            edit_row.addWidget(button)
+        form.addRow(edit_row)
+        form.addRow(self.info)
+        form.addRow(self.transcript_label)
+        form.addRow(self.transcript)
+        form.addRow(self.mode_hint)
+        manage = QHBoxLayout()
+        manage.addWidget(self.play_button)
+        manage.addStretch(1)
+        manage.addWidget(self.delete_button)
+        form.addRow(manage)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.library_box, 2)
+        layout.addWidget(self.detail_box, 3)
+
+        self._transcript_timer = QTimer(self)
+        self._transcript_timer.setSingleShot(True)
+        self._transcript_timer.setInterval(TRANSCRIPT_SETTLE_MS)
+        self._transcript_timer.timeout.connect(self._save_transcript)
+
+        self.list.currentItemChanged.connect(lambda *_: self._show_selected())
+        self.record_button.clicked.connect(self.recordRequested)
+        self.import_button.clicked.connect(self.import_dialog)
+        self.delete_button.clicked.connect(self.delete_selected)
+        self.play_button.clicked.connect(self.play_voice)
+        self.play_selection.clicked.connect(self.play_trim_selection)
+        self.trim_button.clicked.connect(self.apply_trim)
+        self.normalise_button.clicked.connect(self.normalise_selected)
+        self.name.editingFinished.connect(self._rename)
+        self.transcript.textChanged.connect(self._transcript_changed)
+        self.waveform.selectionChanged.connect(lambda *_: self._update_info())
+        self.retranslate()
+        self.refresh()
+
+    def retranslate(self) -> None:
+        self.library_box.setTitle(self.tr("Voices"))
+        self.detail_box.setTitle(self.tr("Selected voice"))
+        self.record_button.setText(self.tr("Record…"))
+        self.import_button.setText(self.tr("Import…"))
+        self.delete_button.setText(self.tr("Delete"))
+        self.play_button.setText(self.tr("Play voice"))
+        self.play_selection.setText(self.tr("Play selection"))
+        self.trim_button.setText(self.tr("Trim to selection"))
+        self.normalise_button.setText(self.tr("Normalise"))
+        self.name_label.setText(self.tr("Name:"))
+        self.transcript_label.setText(self.tr("Transcript (the exact words spoken, optional):"))
+        self.transcript.setPlaceholderText(self.tr("e.g. Hello, this is my voice."))
+        self.drop_hint.setText(self.tr("Tip: drop audio files here to import them."))
+        self._update_hint()
+        self._update_info()
+
+    # --- library ----------------------------------------------------------------------------
+    def voices(self) -> list[Voice]:
+        return self.library.list()
+
+    def selected(self) -> Voice | None:
+        item = self.list.currentItem()
+        if item is None:
+            return None
+        try:
+            return self.library.get(item.data(Qt.ItemDataRole.UserRole))
+        except VoxDeskError:
+            return None
+
+    def refresh(self, select_id: str | None = None) -> None:
+        current = select_id or (self.selected().id if self.selected() else None)
+        self.list.blockSignals(True)
+        self.list.clear()
+        icon = self.style().standardIcon(QStyle.StandardPixmap.SP_MediaVolume)
+        for voice in self.library.list():
+            item = QListWidgetItem(icon, voice.name)
+            item.setData(Qt.ItemDataRole.UserRole, voice.id)
+            item.setToolTip(f"{voice.duration:.1f} s · {voice.source}")
+            self.list.addItem(item)
+            if voice.id == current:
+                self.list.setCurrentItem(item)
+        if self.list.currentItem() is None and self.list.count():
+            self.list.setCurrentRow(0)
+        self.list.blockSignals(False)
+        self._show_selected()
+
+    def _show_selected(self) -> None:
+        self._transcript_timer.stop()
+        voice = self.selected()
+        self.detail_box.setEnabled(voice is not None)
+        self.name.setText(voice.name if voice else "")
+        self.transcript.blockSignals(True)
+        self.transcript.setPlainText(voice.transcript if voice else "")
+        self.transcript.blockSignals(False)
+        self._audio = None
+        if voice is not None:
+            try:
+                self._audio = self.library.audio(replace(voice, trim_start=0.0, trim_end=None))
+            except VoxDeskError as err:
+                self.dialogs.error(self, report(err))
+        self.waveform.set_samples(self._audio)
+        if voice is not None and self._audio is not None:
+            rate = voice.sample_rate
+            end = len(self._audio) if voice.trim_end is None else int(round(voice.trim_end * rate))
+            self.waveform.set_selection(int(round(voice.trim_start * rate)), end)
+        self._update_hint()
+        self._update_info()
+
+    def _update_info(self) -> None:
+        voice = self.selected() if hasattr(self, "list") else None
+        if voice is None or self._audio is None:
+            self.info.setText("")
+            return
+        start, end = self.waveform.selection()
+        gain = self.tr(", normalised") if voice.normalised else ""
+        self.info.setText(
+            self.tr("{0:.1f} s in use of {1:.1f} s · selection {2:.1f} s{3}").format(
+                voice.duration, voice.raw_duration, (end - start) / voice.sample_rate, gain
+            )
+        )
+
+    def set_architecture(self, architecture: str) -> None:
+        """ "voxcpm2" or "voxcpm": the transcript hint depends on which modes the model has."""
+        self._architecture = architecture
+        self._update_hint()
+
+    def _update_hint(self) -> None:
+        voice = self.selected() if hasattr(self, "list") else None
+        if voice is None:
+            self.mode_hint.setText("")
+            return
+        typed = replace(voice, transcript=self.transcript.toPlainText())
+        try:
+            mode = resolve_mode(typed, self._architecture)
+        except VoxDeskError as err:
+            self.mode_hint.setText(str(err))
+            return
+        self.mode_hint.setText(
+            {
+                "continuation": self.tr(
+                    "Mode: continuation. The model carries on from this recording and its transcript, "
+                    "for the closest likeness. The transcript must match the words exactly."
+                ),
+                "reference": self.tr(
+                    "Mode: reference (VoxCPM2). The recording alone sets the voice. Type the exact words "
+                    "spoken to use continuation mode for a closer likeness."
+                ),
+            }.get(mode, mode)
+        )
+
+    # --- actions ----------------------------------------------------------------------------
+    def _run(self, action, context: str):  # noqa: ANN001, ANN202 - small internal helper
+        try:
+            return action()
+        except Exception as exc:  # noqa: BLE001 - shown as one line, traceback to the log
+            self.dialogs.error(self, report(exc, context))
+            return None
+
+    def import_dialog(self) -> None:
+        path = self.dialogs.open_audio(self)
+        if path is not None:
+            self.import_files([path])
+
+    def import_files(self, files: list[Path]) -> None:
+        last = None
+        for path in files:
+            voice = self._run(lambda p=path: self.library.import_file(p), "importing a voice")
+            last = voice or last
+        if last is not None:
+            self.refresh(select_id=last.id)
+            self.voicesChanged.emit()
+
+    def add_recording(self, samples: np.ndarray, sample_rate: int, name: str) -> None:
+        voice = self._run(
+            lambda: self.library.create_from_samples(samples, sample_rate, name), "saving a recording"
+        )
+        if voice is not None:
+            self.refresh(select_id=voice.id)
+            self.voicesChanged.emit()
+
+    def _rename(self) -> None:
+        voice = self.selected()
+        new = self.name.text().strip()
+        if voice is None or new == voice.name:
+            return
+        if self._run(lambda: self.library.rename(voice, new), "renaming a voice") is None:
+            self.name.setText(voice.name)
+            return
+        self.refresh(select_id=voice.id)
+        self.voicesChanged.emit()
+
+    def delete_selected(self) -> None:
+        voice = self.selected()
+        if voice is None:
+            return
+        question = self.tr("Delete the voice “{0}”? Its recording is removed from the library.").format(
+            voice.name
+        )
+        if not self.dialogs.confirm(self, question):
+            return
+        self._run(lambda: self.library.delete(voice), "deleting a voice")
+        self.refresh()
+        self.voicesChanged.emit()
+
+    def _transcript_changed(self) -> None:
+        self._update_hint()
+        self._transcript_timer.start()
+
+    def _save_transcript(self) -> None:
+        voice = self.selected()
+        if voice is not None and voice.transcript != self.transcript.toPlainText().strip():
+            self._run(lambda: self.library.set_transcript(voice, self.transcript.toPlainText()), "saving")
+
+    def flush(self) -> None:
+        """Save a transcript still being typed (before speaking or closing)."""
+        if self._transcript_timer.isActive():
+            self._transcript_timer.stop()
+            self._save_transcript()
+
+    def apply_trim(self) -> None:
+        voice = self.selected()
+        if voice is None or self._audio is None:
+            return
+        start, end = self.waveform.selection()
+        rate = voice.sample_rate
+        stop = None if end >= len(self._audio) else end / rate
+        if self._run(lambda: self.library.trim(voice, start / rate, stop), "trimming a voice") is not None:
+            self.refresh(select_id=voice.id)
+
+    def normalise_selected(self) -> None:
+        voice = self.selected()
+        if voice is not None and self._run(lambda: self.library.normalise(voice), "normalising") is not None:
+            self.refresh(select_id=voice.id)
+
+    def play_voice(self) -> None:
+        voice = self.selected()
+        if voice is not None:
+            samples = self._run(lambda: self.library.audio(voice), "playing a voice")
+            if samples is not None:
+                self.playRequested.emit(samples, voice.sample_rate)
+
+    def play_trim_selection(self) -> None:
+        voice = self.selected()
+        if voice is not None and self._audio is not None:
+            start, end = self.waveform.selection()
+            self.playRequested.emit(self._audio[start:end].copy(), voice.sample_rate)
+
+    # --- drag and drop ----------------------------------------------------------------------
+    @staticmethod
+    def _audio_paths(event: QDragEnterEvent | QDropEvent) -> list[Path]:
+        urls = event.mimeData().urls() if event.mimeData().hasUrls() else []
+        return [Path(u.toLocalFile()) for u in urls if Path(u.toLocalFile()).suffix.lower() in AUDIO_SUFFIXES]
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        if self._audio_paths(event):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        paths = self._audio_paths(event)
+        if paths:
+            event.acceptProposedAction()
+            self.import_files(paths)
