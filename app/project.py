@@ -1,0 +1,314 @@
+"""The script project: text, pronunciation rules, settings, per-segment overrides and results.
+
+Saved as versioned JSON (``*.voxdesk``). Loading is tolerant: unknown keys are ignored and missing
+ones take defaults, so files from older and newer versions open; a damaged file raises a plain
+:class:`VoxDeskError` and is left untouched. Saving keeps the previous file as ``<name>.bak``.
+The window calls :meth:`Project.autosave` after each change, so a crash loses nothing;
+:func:`autosaves` lists what can be recovered at the next start.
+
+Segments are identified by a key made from their voice and text (plus a counter for repeats), so
+overrides and finished audio follow a sentence when the text around it is edited. A result is
+used only while its *fingerprint* (what was synthesised: text after pronunciation, voice, cfg,
+timesteps, voice design, and a caller-supplied context such as the model id) still matches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from app import atomic
+from app.errors import VoxDeskError
+from app.text.pronunciation import PronunciationList
+from app.text.segmenter import DEFAULT_MAX_CHARS, MIN_MAX_CHARS, Segment, split_script
+
+VERSION = 1
+SUFFIX = ".voxdesk"
+STATUSES = ("queued", "generating", "done", "failed")
+
+
+def _pick(cls: type, data: Any) -> Any:
+    """A dataclass from a dict, ignoring unknown keys; ValueError/TypeError for non-dicts."""
+    if not isinstance(data, dict):
+        raise TypeError(f"{cls.__name__}: expected an object")
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass(frozen=True)
+class ScriptSettings:
+    """Settings of the whole script; segments may override some of them."""
+
+    cfg_value: float = 2.0
+    inference_timesteps: int = 10
+    voice_design: str = ""  # VoxCPM2: a description of the voice, sent as "(description)text"
+    default_voice: str | None = None  # voice name for untagged lines; None: the model's own voice
+    gap_seconds: float = 0.3  # silence between segments when playing and exporting
+    max_chars: int = DEFAULT_MAX_CHARS
+
+    def __post_init__(self) -> None:
+        # Coerce (files may hold 10.0 for 10 or "2" for 2.0), then check the ranges.
+        for name, kind in (("cfg_value", float), ("inference_timesteps", int), ("gap_seconds", float)):
+            object.__setattr__(self, name, kind(getattr(self, name)))
+        object.__setattr__(self, "max_chars", int(self.max_chars))
+        object.__setattr__(self, "voice_design", str(self.voice_design))
+        if not 0.0 <= self.cfg_value <= 10.0:
+            raise ValueError(f"cfg_value must be between 0 and 10, got {self.cfg_value}")
+        if not 1 <= self.inference_timesteps <= 100:
+            raise ValueError(f"inference_timesteps must be between 1 and 100, got {self.inference_timesteps}")
+        if not 0.0 <= self.gap_seconds <= 10.0:
+            raise ValueError(f"gap_seconds must be between 0 and 10, got {self.gap_seconds}")
+        if not MIN_MAX_CHARS <= self.max_chars <= 1000:
+            raise ValueError(f"max_chars must be between {MIN_MAX_CHARS} and 1000, got {self.max_chars}")
+
+
+@dataclass(frozen=True)
+class SegmentOverride:
+    """Per-segment values; None means "use the script's setting" (seed None: a random one)."""
+
+    seed: int | None = None
+    cfg_value: float | None = None
+    inference_timesteps: int | None = None
+    voice_design: str | None = None
+
+
+@dataclass(frozen=True)
+class SegmentResult:
+    """What happened to a segment. ``audio_file`` is a WAV in the project's cache folder."""
+
+    status: str = "queued"
+    duration: float = 0.0
+    seed: int | None = None  # the seed actually used
+    audio_file: str | None = None
+    error: str = ""
+    fingerprint: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+
+
+@dataclass(frozen=True)
+class SegmentJob:
+    """Everything needed to synthesise one segment (the engine's SynthRequest is built from it)."""
+
+    key: str
+    index: int
+    text: str  # for the model: pronunciation applied, voice design prefixed
+    display_text: str  # as written in the script
+    voice: str | None
+    seed: int | None
+    cfg_value: float
+    inference_timesteps: int
+
+    def fingerprint(self, context: str = "") -> str:
+        """Hash of what determines the audio, apart from the seed (checked separately)."""
+        parts = [self.text, self.voice or "", f"{self.cfg_value:.4f}", str(self.inference_timesteps), context]
+        return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Project:
+    """A script being edited. Mutable; the GUI thread owns it."""
+
+    text: str = ""
+    rules: PronunciationList = field(default_factory=PronunciationList)
+    settings: ScriptSettings = field(default_factory=ScriptSettings)
+    overrides: dict[str, SegmentOverride] = field(default_factory=dict)
+    results: dict[str, SegmentResult] = field(default_factory=dict)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    path: Path | None = None  # where it was last saved or loaded from; not stored in the file
+
+    # --- segments ---------------------------------------------------------------------------
+
+    def segments(self) -> list[Segment]:
+        """The script split into segments (see app/text/segmenter.py)."""
+        return split_script(self.text, self.settings.max_chars)
+
+    def keys(self) -> list[str]:
+        """A stable key per segment: voice + text, with a counter for repeated sentences."""
+        seen: dict[str, int] = {}
+        keys = []
+        for seg in self.segments():
+            base = hashlib.sha1(f"{seg.voice or ''}\x00{seg.text}".encode()).hexdigest()[:12]
+            seen[base] = seen.get(base, 0) + 1
+            keys.append(f"{base}-{seen[base]}")
+        return keys
+
+    def jobs(self) -> list[SegmentJob]:
+        """One job per segment, in script order, with overrides and pronunciation applied."""
+        jobs = []
+        for index, (key, seg) in enumerate(zip(self.keys(), self.segments(), strict=True)):
+            over = self.overrides.get(key, SegmentOverride())
+            design = self.settings.voice_design if over.voice_design is None else over.voice_design
+            spoken = self.rules.apply(seg.text)
+            text = f"({design.strip()}){spoken}" if design.strip() else spoken
+            jobs.append(
+                SegmentJob(
+                    key=key,
+                    index=index,
+                    text=text,
+                    display_text=seg.text,
+                    voice=seg.voice or self.settings.default_voice,
+                    seed=over.seed,
+                    cfg_value=self.settings.cfg_value if over.cfg_value is None else over.cfg_value,
+                    inference_timesteps=(
+                        self.settings.inference_timesteps
+                        if over.inference_timesteps is None
+                        else over.inference_timesteps
+                    ),
+                )
+            )
+        return jobs
+
+    def set_override(self, key: str, override: SegmentOverride) -> None:
+        """Set (or with an all-None override, clear) a segment's overrides."""
+        if override == SegmentOverride():
+            self.overrides.pop(key, None)
+        else:
+            self.overrides[key] = override
+
+    # --- results ----------------------------------------------------------------------------
+
+    def result(self, job: SegmentJob, context: str = "") -> SegmentResult:
+        """The segment's current result; "queued" when none, or when the text/settings/seed changed
+        since it was made, or when its audio file is gone."""
+        res = self.results.get(job.key)
+        if res is None or res.fingerprint != job.fingerprint(context):
+            return SegmentResult()
+        if res.status == "done" and job.seed is not None and res.seed != job.seed:
+            return SegmentResult()
+        if res.status == "done" and (res.audio_file is None or not Path(res.audio_file).is_file()):
+            return SegmentResult()
+        return res
+
+    def mark(self, job: SegmentJob, status: str, context: str = "", **values: Any) -> SegmentResult:
+        """Record a status change, e.g. ``mark(job, "done", audio_file=..., duration=..., seed=...)``
+        or ``mark(job, "failed", error=message)``."""
+        res = SegmentResult(status=status, fingerprint=job.fingerprint(context), **values)
+        self.results[job.key] = res
+        return res
+
+    def audio_path(self, job: SegmentJob, seed: int, context: str = "") -> Path:
+        """Where to write a segment's audio: unique per content and seed, so results never clash."""
+        return self.audio_dir() / f"{job.key}-{job.fingerprint(context)}-{seed}.wav"
+
+    def audio_dir(self) -> Path:
+        """Cache folder for this project's segment audio."""
+        from app.paths import cache_dir
+
+        folder = cache_dir() / "segments" / self.id
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    # --- files ------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document; results and overrides of segments no longer in the text are dropped."""
+        live = set(self.keys())
+        return {
+            "format": "voxdesk-project",
+            "version": VERSION,
+            "id": self.id,
+            "text": self.text,
+            "settings": asdict(self.settings),
+            "pronunciation": self.rules.to_list(),
+            "overrides": {k: asdict(v) for k, v in self.overrides.items() if k in live},
+            "results": {k: asdict(v) for k, v in self.results.items() if k in live and v.status == "done"},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Project:
+        """Parse a project document; VoxDeskError if it is not one."""
+        if not isinstance(data, dict) or data.get("format") != "voxdesk-project":
+            raise VoxDeskError("This file is not a VoxDesk project. Open a .voxdesk file.")
+        try:
+            project = cls(
+                text=str(data.get("text", "")),
+                rules=PronunciationList.from_list(data.get("pronunciation")),
+                settings=_pick(ScriptSettings, data.get("settings", {})),
+                overrides={
+                    str(k): _pick(SegmentOverride, v) for k, v in dict(data.get("overrides", {})).items()
+                },
+                results={str(k): _pick(SegmentResult, v) for k, v in dict(data.get("results", {})).items()},
+            )
+        except (TypeError, ValueError) as exc:
+            raise VoxDeskError(
+                f"This project file is damaged ({exc}). Open its .bak copy if there is one."
+            ) from None
+        if isinstance(data.get("id"), str) and data["id"]:
+            project.id = data["id"]
+        return project
+
+    def save(self, path: str | Path | None = None) -> Path:
+        """Save atomically (default: where it came from); the previous file is kept as ``.bak``."""
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise ValueError("save() needs a path for a project that was never saved")
+        if target.suffix != SUFFIX:
+            target = target.with_name(target.name + SUFFIX)
+        document = json.dumps(self.to_dict(), ensure_ascii=False, indent=2) + "\n"
+        if target.is_file():
+            atomic.write_bytes(target.with_name(target.name + ".bak"), target.read_bytes())
+        atomic.write_text(target, document)
+        self.path = target
+        return target
+
+    @classmethod
+    def load(cls, path: str | Path) -> Project:
+        """Open a saved project (or an autosave)."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise VoxDeskError(f"{path.name} does not exist. Pick another project file.") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            raise VoxDeskError(
+                f"{path.name} could not be read: it is damaged. Open its .bak copy if there is one."
+            ) from None
+        project = cls.from_dict(data)
+        in_autosaves = path.resolve().parent == autosave_dir().resolve()
+        project.path = _saved_path(data) if in_autosaves else path
+        return project
+
+    def autosave(self) -> Path:
+        """Write the autosave copy (cheap; call after every change). Returns its path."""
+        data = self.to_dict()
+        data["saved_path"] = str(self.path) if self.path else None
+        target = autosave_dir() / f"{self.id}{SUFFIX}"
+        atomic.write_json(target, data)
+        return target
+
+    def discard_autosave(self) -> None:
+        """Remove the autosave copy (after a clean save-and-close)."""
+        (autosave_dir() / f"{self.id}{SUFFIX}").unlink(missing_ok=True)
+
+    def with_settings(self, **changes: Any) -> None:
+        """Change script settings, validated (e.g. ``with_settings(cfg_value=2.5)``)."""
+        try:
+            self.settings = replace(self.settings, **changes)
+        except (TypeError, ValueError) as exc:
+            raise VoxDeskError(f"That setting is not valid ({exc}).") from None
+
+
+def _saved_path(data: dict[str, Any]) -> Path | None:
+    value = data.get("saved_path")
+    return Path(value) if isinstance(value, str) and value else None
+
+
+def autosave_dir() -> Path:
+    """Where autosave copies live (under the user data folder)."""
+    from app.paths import data_dir
+
+    folder = data_dir() / "autosave"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def autosaves() -> list[Path]:
+    """Autosave copies left by a session that did not close cleanly, newest first."""
+    return sorted(autosave_dir().glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
