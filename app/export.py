@@ -60,7 +60,7 @@ def project_clips(project: Project, sample_rate: int, context: str = "") -> list
     if missing:
         raise VoxDeskError(f"{missing} of {len(jobs)} segments are not generated yet. Generate them first.")
     return [
-        Clip(job.display_text, load_audio(res.audio_file, sample_rate))
+        Clip(job.display_text, load_audio(res.audio_file, sample_rate, reject_silence=False))
         for job, res in zip(jobs, results, strict=True)
     ]
 

@@ -161,7 +161,7 @@ class VoiceLibrary:
         from app.audio.io import load_audio
 
         rate = sample_rate or voice.sample_rate
-        samples = load_audio(self.folder(voice) / AUDIO, rate)
+        samples = load_audio(self.folder(voice) / AUDIO, rate, reject_silence=False)
         start = int(round(voice.trim_start * rate))
         end = None if voice.trim_end is None else int(round(voice.trim_end * rate))
         samples = samples[start:end]
@@ -193,13 +193,11 @@ class VoiceLibrary:
         Raises VoxDeskError with a plain message for unreadable, empty or too long files; nothing is
         written to the library in that case.
         """
-        path = Path(path)
-        rate, frames = _probe(path)
-        if frames is not None and frames / rate > max_seconds:
-            raise _too_long(frames / rate, max_seconds)
-        from app.audio.io import load_audio
+        from app.audio.io import audio_info, load_audio
 
-        samples = load_audio(path, rate)
+        path = Path(path)
+        rate = audio_info(path).sample_rate
+        samples = load_audio(path, rate, max_seconds=max_seconds)
         return self._add(samples, rate, name or path.stem, transcript, path.name, max_seconds)
 
     def create_from_samples(
@@ -223,7 +221,9 @@ class VoiceLibrary:
         seconds = len(samples) / rate
         if seconds > max_seconds:
             raise _too_long(seconds, max_seconds)
-        if seconds < MIN_SECONDS or not np.any(samples):
+        from app.audio.io import SILENCE_PEAK, write_audio
+
+        if seconds < MIN_SECONDS or float(np.max(np.abs(samples))) < SILENCE_PEAK:
             raise VoxDeskError(
                 "That audio is empty or silent. Use a recording of at least a few seconds of speech."
             )
@@ -240,8 +240,6 @@ class VoiceLibrary:
             created=_now(),
             source=source,
         )
-        from app.audio.io import write_audio
-
         staging = self.root / f".new-{voice.id}"
         try:
             staging.mkdir()
@@ -307,25 +305,6 @@ class VoiceLibrary:
         with contextlib.suppress(FileNotFoundError):
             folder.rename(graveyard)  # one atomic step: the voice vanishes from listings at once
         shutil.rmtree(graveyard, ignore_errors=True)
-
-
-def _probe(path: Path) -> tuple[int, int | None]:
-    """(sample rate, frames or None) of an audio file, or VoxDeskError if it cannot be read."""
-    if not path.is_file():
-        raise VoxDeskError(f"The file {path.name} does not exist. Pick another file.")
-    import soundfile
-
-    try:
-        info = soundfile.info(str(path))
-    except Exception:  # soundfile raises several types for unreadable files
-        raise VoxDeskError(
-            f"{path.name} is not an audio file VoxDesk can read (or it is damaged). "
-            "Use WAV, FLAC, OGG or MP3."
-        ) from None
-    frames = info.frames if 0 < info.frames < 2**62 else None  # some formats do not know their length
-    if info.samplerate <= 0:
-        raise VoxDeskError(f"{path.name} has no valid sample rate. Export it again from your audio editor.")
-    return int(info.samplerate), frames
 
 
 def _too_long(seconds: float, limit: float) -> VoxDeskError:
