@@ -6,7 +6,8 @@ are replaced here by small modules offering exactly the calls inference makes, i
 with soundfile and soxr:
 
 - ``librosa.load(path, sr, mono=True)``: channel mean, then soxr in its HQ mode, which is what
-  librosa itself does by default (``res_type='soxr_hq'``).
+  librosa itself does by default (``res_type='soxr_hq'``), then the length fixed to
+  ``ceil(n * sr / rate)`` as ``librosa.resample(fix=True)`` does.
 - ``torchaudio.load(path)``: ``(Tensor[channels, frames], sample_rate)``.
 - ``torchaudio.functional.resample``: not provided; v1 parity tests feed prompts already at the
   VAE rate, where the official code does not resample.
@@ -35,7 +36,9 @@ def _librosa_load(path, sr=22050, mono=True, **_kwargs):
     data, rate = sf.read(str(path), dtype="float32", always_2d=True)
     data = data.mean(axis=1) if mono else data.T
     if sr is not None and rate != sr:
+        size = int(np.ceil(len(data) * (float(sr) / rate)))  # librosa's fix_length after soxr
         data = soxr.resample(data, rate, sr, quality="HQ").astype(np.float32)
+        data = np.pad(data, (0, max(0, size - len(data))))[:size]
         rate = sr
     return data, rate
 
