@@ -1,0 +1,201 @@
+"""The one-request reference loop: prefill, then one patch per step, streamed as audio.
+
+It uses the same ``VoxCPM`` step functions as the batched engine, with a dense per-request
+KV cache (:class:`DenseKV`). Noise comes from the request's own ``torch.Generator`` seeded
+with ``seed``: the numbers the official loop draws after ``torch.manual_seed(seed)``.
+Each patch is decoded as soon as it exists by the streaming VAE decoder, warmed with the
+prompt context the official non-streaming decode uses, so the concatenated chunks equal the
+official non-streaming waveform.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from app.errors import VoxDeskError
+from app.models.voxcpm.model import VoxCPM
+from app.models.voxcpm.prompt import Prefill, VoicePrompt, build_prefill, max_patches, voice_latents
+from app.models.voxcpm.streaming_vae import StreamingDecoder
+from app.models.voxcpm.tokenizer import TextTokenizer
+
+
+class DenseKV:
+    """A contiguous KV cache for one causal stack of one request (or a batch of equal length).
+
+    ``attend`` appends the new keys/values of ``layer_idx`` and attends causally over everything
+    cached; the write position advances after the stack's last layer.
+    """
+
+    def __init__(self, model_stack: torch.nn.Module, batch: int, capacity: int) -> None:
+        cfg = model_stack.cfg
+        p = model_stack.norm.weight
+        shape = (cfg.num_hidden_layers, batch, capacity, cfg.num_key_value_heads, cfg.head_dim)
+        self.k = torch.zeros(shape, dtype=p.dtype, device=p.device)
+        self.v = torch.zeros_like(self.k)
+        self.n_layers, self.capacity, self.length = cfg.num_hidden_layers, capacity, 0
+
+    def attend(self, layer_idx: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        n, start = q.shape[1], self.length
+        end = start + n
+        if end > self.capacity:
+            raise VoxDeskError("The text is too long for this model: split it into shorter pieces.")
+        self.k[layer_idx, :, start:end] = k
+        self.v[layer_idx, :, start:end] = v
+        keys = self.k[layer_idx, :, :end].transpose(1, 2)
+        vals = self.v[layer_idx, :, :end].transpose(1, 2)
+        mask, causal = None, False
+        if n > 1 and start == 0:
+            causal = True
+        elif n > 1:
+            q_pos = torch.arange(start, end, device=q.device).unsqueeze(1)
+            mask = torch.arange(end, device=q.device).unsqueeze(0) <= q_pos
+        out = F.scaled_dot_product_attention(
+            q.transpose(1, 2), keys, vals, attn_mask=mask, is_causal=causal, enable_gqa=True
+        )
+        if layer_idx == self.n_layers - 1:
+            self.length = end
+        return out.transpose(1, 2)
+
+
+@dataclass
+class Synthesis:
+    """What one request produced (``latents``: the generated patches ``[n, P, D]``)."""
+
+    audio: np.ndarray
+    sample_rate: int
+    latents: np.ndarray
+    token_ids: list[int]
+    seed: int
+    chunks: list[np.ndarray] = field(default_factory=list, repr=False)
+
+    @property
+    def n_patches(self) -> int:
+        return int(self.latents.shape[0])
+
+
+class Synthesizer:
+    """``model`` + ``tokenizer``; :meth:`stream` yields float32 audio, one chunk per patch."""
+
+    def __init__(self, model: VoxCPM, tokenizer: TextTokenizer) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.decoder = StreamingDecoder(model.audio_vae, max_slots=1)
+
+    @classmethod
+    def from_dir(cls, model_dir: str | Path, device: str = "auto", dtype: str | None = None) -> Synthesizer:
+        from app.models.voxcpm.weights import load_model
+
+        return cls(load_model(model_dir, device, dtype), TextTokenizer(model_dir))
+
+    @property
+    def sample_rate(self) -> int:
+        return self.model.output_rate
+
+    def prefill_for(self, text: str, voice: VoicePrompt | None = None) -> Prefill:
+        """The prefill sequence of ``text`` (already normalized) spoken by ``voice``."""
+        prompt, ref = voice_latents(self.model, voice)
+        m = self.model
+        return build_prefill(
+            self.tokenizer,
+            text,
+            patch_size=m.patch_size,
+            feat_dim=m.feat_dim,
+            v2=m.cfg.is_v2,
+            prompt_text=voice.prompt_text if voice is not None else "",
+            prompt=prompt,
+            reference=ref,
+        )
+
+    @torch.inference_mode()
+    def stream(
+        self,
+        prefill: Prefill,
+        *,
+        seed: int,
+        cfg: float = 2.0,
+        timesteps: int = 10,
+        min_len: int = 2,
+        max_len: int = 4096,
+        latents: list[torch.Tensor] | None = None,
+    ) -> Iterator[np.ndarray]:
+        """Yield one float32 chunk (``samples_per_patch`` samples) per generated patch.
+
+        Stops after patch ``i`` when ``i > min_len`` and the stop head says so, or after
+        ``min(6*target_tokens + 10, max_len)`` patches. Generated patches are appended to
+        ``latents`` when given.
+        """
+        m, dev, dtype = self.model, self.model.device, self.model.dtype
+        limit = min(m.cfg.max_length, m.cfg.lm.max_position_embeddings)
+        n_max = min(max_patches(prefill.target_tokens, max_len), limit - prefill.length)
+        if n_max < 1:
+            raise VoxDeskError("The text is too long for this model: split it into shorter pieces.")
+        base_kv = DenseKV(m.base_lm, 1, prefill.length + n_max)
+        res_kv = DenseKV(m.residual_lm, 1, prefill.length + n_max)
+        feats = prefill.feats.to(dev, dtype).unsqueeze(0)
+        tm, am = prefill.text_mask.to(dev).unsqueeze(0), prefill.audio_mask.to(dev).unsqueeze(0)
+        embeds, feat_embed = m.embed_prefill(prefill.ids.to(dev).unsqueeze(0), feats, tm, am)
+        positions = torch.arange(prefill.length, device=dev).unsqueeze(0)
+        lm_seq, res_seq = m.prefill(embeds, feat_embed, tm, am, positions, base_kv, res_kv)
+        lm_h, res_h = lm_seq[:, -1], res_seq[:, -1]
+        cond = feats[:, -1]
+        gen = torch.Generator(dev).manual_seed(seed)
+        guidance = torch.full((1,), float(cfg), device=dev)
+        self.decoder.reset(0)
+        # Context patches go through the model dtype, as in the official loop.
+        ctx = prefill.context.to(dtype).float()
+        self.decoder.warm(0, ctx.reshape(-1, m.feat_dim).T.to(dev))
+        for i in range(n_max):
+            noise = torch.randn((1, m.feat_dim, m.patch_size), generator=gen, dtype=dtype, device=dev)
+            patch = m.sample_patch(m.dit_condition(lm_h, res_h), cond, noise, guidance, timesteps)
+            if latents is not None:
+                latents.append(patch[0].float().cpu())
+            audio = self.decoder.decode(patch.float().transpose(1, 2), [0])
+            yield audio[0].cpu().numpy().astype(np.float32)
+            if i > min_len and bool(m.stop_flags(lm_h)[0]):
+                break
+            if i + 1 < n_max:
+                pos = torch.full((1,), prefill.length + i, device=dev)
+                lm_h, res_h = m.decode_step(patch, pos, base_kv, res_kv)
+                cond = patch
+
+    def synthesize(
+        self,
+        text: str,
+        voice: VoicePrompt | None = None,
+        *,
+        seed: int | None = None,
+        cfg: float = 2.0,
+        timesteps: int = 10,
+        min_len: int = 2,
+        max_len: int = 4096,
+    ) -> Synthesis:
+        """Run one request to the end (text already normalized)."""
+        seed = secrets.randbelow(2**31) if seed is None else seed
+        prefill = self.prefill_for(text, voice)
+        lat: list[torch.Tensor] = []
+        chunks = list(
+            self.stream(
+                prefill,
+                seed=seed,
+                cfg=cfg,
+                timesteps=timesteps,
+                min_len=min_len,
+                max_len=max_len,
+                latents=lat,
+            )
+        )
+        return Synthesis(
+            audio=np.concatenate(chunks) if chunks else np.zeros(0, np.float32),
+            sample_rate=self.sample_rate,
+            latents=torch.stack(lat).numpy(),
+            token_ids=prefill.ids.tolist(),
+            seed=seed,
+            chunks=chunks,
+        )
