@@ -62,6 +62,7 @@ class Sequence:
         self.num_cached_tokens = 0  # positions whose KV came from the prefix cache
         self.num_computed = 0  # positions whose KV is in the cache (cached or computed)
         self.vae_slot = -1
+        self.context: Any = None  # latents [D, n] that warm the streaming VAE (continuation)
         self.state: Any = None
         self.generator: Any = None
         self.n_chunks = 0

@@ -1,0 +1,282 @@
+"""The engine: thread-safe submit/cancel, and a ``step()`` that advances every request.
+
+One step admits what fits (prefill), then decodes one patch for every running request and
+returns the events: an :class:`AudioChunk` per request per step, then :class:`RequestFinished`,
+or :class:`RequestFailed` with one plain-language line. A request that cannot be prepared, that
+fails in prefill on its own, or whose patch comes out non-finite fails alone; the others go on.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import queue
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+import torch
+
+from app.engine.attention import PagedKVCache, pick_backend
+from app.engine.block_manager import BlockManager
+from app.engine.config import EngineConfig
+from app.engine.events import AudioChunk, Event, RequestFailed, RequestFinished
+from app.engine.model_runner import ModelRunner
+from app.engine.request import SynthRequest
+from app.engine.scheduler import Scheduler
+from app.engine.sequence import Sequence
+from app.engine.voice_cache import VoiceCache
+from app.errors import VoxDeskError
+from app.models.voxcpm.model import VoxCPM
+from app.models.voxcpm.prompt import build_prefill, max_patches, normalize_text, voice_latents
+from app.models.voxcpm.tokenizer import TextTokenizer
+from app.models.voxcpm.weights import load_model, resolve_device
+
+log = logging.getLogger(__name__)
+GIB = 1024**3
+CUDA_RESERVE = 3 * GIB  # prefill activations, graph pool, VAE scratch
+
+
+class Engine:
+    def __init__(
+        self,
+        config: EngineConfig,
+        progress: Callable[[float, str], None] | None = None,
+        model: VoxCPM | None = None,
+    ) -> None:
+        t0 = time.perf_counter()
+        say = progress or (lambda _f, _s: None)
+        self.config = config
+        self.device = torch.device(resolve_device(config.device))
+        say(0.05, "Loading the model")
+        self.model = (
+            model if model is not None else load_model(config.model_dir, str(self.device), config.dtype)
+        )
+        self.tokenizer = TextTokenizer(config.model_dir)
+        self.model_name = Path(config.model_dir).name
+        self.sample_rate = self.model.output_rate
+        cfg = self.model.cfg
+        self.max_model_len = min(config.max_model_len, cfg.max_length, cfg.lm.max_position_embeddings)
+        say(0.6, "Reserving memory")
+        num_blocks = self._plan_blocks()
+        backend = pick_backend(self.device, config.attention)
+        self.runner = ModelRunner(
+            self.model, num_blocks, config.block_size, config.max_num_seqs, self.max_model_len, backend
+        )
+        self.scheduler = Scheduler(
+            BlockManager(num_blocks, config.block_size), config.max_num_seqs, config.max_num_batched_tokens
+        )
+        self.voices = VoiceCache(self.model, config.voice_cache_size)
+        if self.device.type == "cuda" and config.cuda_graphs:
+            from app.engine.cuda_graphs import CudaGraphs
+
+            say(0.7, "Preparing the GPU")
+            CudaGraphs(self.runner, config.max_num_seqs, config.graph_timesteps).capture()
+        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._next_id = 1
+        self._closed = False
+        self.ready_s = time.perf_counter() - t0
+        say(1.0, "Ready")
+
+    # ---- setup ----------------------------------------------------------------------------
+    def _plan_blocks(self) -> int:
+        c, cfg = self.config, self.model.cfg
+        res = cfg.residual_lm_config()
+        per_block = PagedKVCache.bytes_per_block(
+            cfg.lm.num_hidden_layers,
+            c.block_size,
+            cfg.lm.num_key_value_heads,
+            cfg.lm.head_dim,
+            self.model.dtype,
+        ) + PagedKVCache.bytes_per_block(
+            res.num_hidden_layers, c.block_size, res.num_key_value_heads, res.head_dim, self.model.dtype
+        )
+        per_seq = math.ceil(self.max_model_len / c.block_size)
+        if c.kv_cache_gb is not None:
+            blocks = int(c.kv_cache_gb * GIB) // per_block
+        else:
+            blocks = math.ceil(1.25 * c.max_num_seqs * per_seq)
+            if self.device.type == "cuda":
+                free, total = torch.cuda.mem_get_info(self.device)
+                budget = int(total * c.gpu_memory_utilization) - (total - free) - CUDA_RESERVE
+                blocks = min(blocks, max(budget, 0) // per_block)
+        if blocks < per_seq:
+            raise VoxDeskError(
+                "There is not enough memory for the speech cache: lower max_model_len or free GPU memory."
+            )
+        self.kv_bytes = blocks * per_block
+        return blocks
+
+    # ---- thread-safe API ------------------------------------------------------------------
+    def submit(self, request: SynthRequest) -> int:
+        """Queue ``request``; returns its id. Safe from any thread."""
+        with self._lock:
+            if self._closed:
+                raise VoxDeskError("The speech engine was shut down: load the model again.")
+            rid = self._next_id
+            self._next_id += 1
+        self._inbox.put(("submit", rid, request, time.perf_counter()))
+        return rid
+
+    def cancel(self, request_id: int) -> None:
+        """Drop a request at its next step boundary; its blocks are freed. Safe from any thread."""
+        self._inbox.put(("cancel", request_id, None, 0.0))
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self._closed = True
+        for seq in list(self.scheduler.running) + list(self.scheduler.waiting):
+            self.scheduler.finish(seq)
+        self.runner.graphs = None
+
+    def has_work(self) -> bool:
+        return bool(len(self.scheduler)) or not self._inbox.empty()
+
+    # ---- the step -------------------------------------------------------------------------
+    def step(self) -> list[Event]:
+        events: list[Event] = []
+        self._drain(events)
+        sched = self.scheduler
+        batch = sched.schedule_prefill()
+        if batch:
+            self._prefill(batch, events)
+        elif sched.waiting and not sched.running:
+            self._fail(
+                sched.waiting[0], "This text is too long for the memory set aside: split it up.", events
+            )
+        batch = sched.schedule_decode()
+        if batch:
+            self._decode(batch, events)
+        return events
+
+    def generate(self, requests: Iterable[SynthRequest]) -> Iterator[Event]:
+        """Submit ``requests`` and step until all are done (CLI, benchmark, tests)."""
+        ids = {self.submit(r) for r in requests}
+        while ids:
+            for event in self.step():
+                if isinstance(event, RequestFinished | RequestFailed):
+                    ids.discard(event.request_id)
+                yield event
+
+    def _drain(self, events: list[Event]) -> None:
+        while True:
+            try:
+                kind, rid, request, t_submit = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            if kind == "cancel":
+                seq = self.scheduler.find(rid)
+                if seq is not None:
+                    self.scheduler.finish(seq)
+                    events.append(RequestFailed(rid, "Cancelled."))
+                continue
+            try:
+                seq = self._make_sequence(rid, request)
+            except VoxDeskError as exc:
+                events.append(RequestFailed(rid, str(exc)))
+                continue
+            except Exception:  # noqa: BLE001 - one bad request never stops the engine
+                log.exception("preparing request %d failed", rid)
+                events.append(
+                    RequestFailed(rid, "This text could not be prepared for speech: try other text.")
+                )
+                continue
+            seq.t_submit = t_submit
+            self.scheduler.add(seq)
+
+    def _make_sequence(self, rid: int, request: SynthRequest) -> Sequence:
+        request.check()
+        m = self.model
+        voice = self.voices.resolve(request.voice)
+        prompt, ref = voice_latents(m, voice)
+        pre = build_prefill(
+            self.tokenizer,
+            normalize_text(request.text),
+            patch_size=m.patch_size,
+            feat_dim=m.feat_dim,
+            v2=m.cfg.is_v2,
+            prompt_text=voice.prompt_text if voice is not None else "",
+            prompt=prompt,
+            reference=ref,
+        )
+        n_max = min(max_patches(pre.target_tokens, request.max_len), self.max_model_len - pre.length)
+        if n_max < 1:
+            raise VoxDeskError("The text is too long for this model: split it into shorter pieces.")
+        feats = pre.feats.numpy()
+        patches = [feats[i] if a else None for i, a in enumerate(pre.audio_mask.tolist())]
+        seed = secrets.randbelow(2**31) if request.seed is None else request.seed
+        seq = Sequence(request, pre.ids.tolist(), patches, n_max, seed, self.config.block_size, rid)
+        seq.generator = torch.Generator(self.device).manual_seed(seed)
+        # continuation: the streaming decoder starts from the prompt's last patches, which go
+        # through the model dtype as in the official loop
+        ctx = pre.context.to(m.dtype).float()
+        seq.context = ctx.reshape(-1, m.feat_dim).T.contiguous()
+        return seq
+
+    def _prefill(self, batch: list[Sequence], events: list[Event]) -> None:
+        try:
+            self.runner.prefill(batch)
+            done = batch
+        except Exception:  # noqa: BLE001 - find the request at fault, keep the others
+            log.exception("batched prefill failed; retrying one by one")
+            done = []
+            for seq in batch:
+                try:
+                    self.runner.prefill([seq])
+                    done.append(seq)
+                except Exception:  # noqa: BLE001
+                    log.exception("prefill of request %d failed", seq.id)
+                    self._fail(seq, "This text could not be processed: try shorter or simpler text.", events)
+        now = time.perf_counter()
+        for seq in done:
+            if seq.num_generated == 0:
+                self.runner.reset_stream(seq, seq.context)
+                seq.t_start = seq.t_start or now
+            self.scheduler.blocks.hash_blocks(seq)
+
+    def _decode(self, batch: list[Sequence], events: list[Event]) -> None:
+        try:
+            out = self.runner.decode(batch)
+        except Exception:  # noqa: BLE001
+            log.exception("decode step failed")
+            for seq in batch:
+                self._fail(seq, "Speech generation failed on this device: try again.", events)
+            return
+        now = time.perf_counter()
+        for i, seq in enumerate(batch):
+            if not out.finite[i]:
+                self._fail(
+                    seq, "The model produced invalid audio: try another seed or guidance value.", events
+                )
+                continue
+            seq.append_patch(out.patches[i])
+            seq.num_computed = len(seq)
+            self.scheduler.blocks.hash_blocks(seq)
+            events.append(AudioChunk(seq.id, seq.n_chunks, out.audio[i].copy()))
+            seq.n_chunks += 1
+            seq.t_first = seq.t_first or now
+            k = seq.num_generated - 1
+            if (k > seq.request.min_len and out.stop[i]) or seq.num_generated >= seq.max_patches:
+                events.append(RequestFinished(seq.id, seq.num_generated, seq.seed, self._stats(seq, now)))
+                self.scheduler.finish(seq)
+
+    def _fail(self, seq: Sequence, message: str, events: list[Event]) -> None:
+        self.scheduler.finish(seq)
+        events.append(RequestFailed(seq.id, message))
+
+    def _stats(self, seq: Sequence, now: float) -> dict[str, float]:
+        audio_s = seq.num_generated * self.model.samples_per_patch / self.sample_rate
+        wall = now - seq.t_submit
+        return {
+            "queue_s": seq.t_start - seq.t_submit,
+            "first_chunk_s": seq.t_first - seq.t_submit,
+            "wall_s": wall,
+            "steps": float(seq.num_generated),
+            "audio_s": audio_s,
+            "rtf": wall / audio_s if audio_s else 0.0,
+            "prefill_tokens": float(seq.prefill_tokens),
+            "cached_tokens": float(seq.num_cached_tokens),
+        }

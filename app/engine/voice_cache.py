@@ -1,0 +1,51 @@
+"""VAE-encoded voices, kept per content hash so a voice is encoded once per engine."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections import OrderedDict
+
+import numpy as np
+import torch
+
+from app.models.voxcpm.model import VoxCPM
+from app.models.voxcpm.prompt import VoicePrompt
+
+
+class VoiceCache:
+    """LRU of ``(audio bytes, padding) -> latent patches [n, P, D]`` (float32, host)."""
+
+    def __init__(self, model: VoxCPM, size: int) -> None:
+        self.model = model
+        self.size = size
+        self.entries: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self.hits = self.misses = 0
+
+    def latents(self, audio: np.ndarray, padding: str) -> np.ndarray:
+        wav = np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
+        key = hashlib.blake2b(wav.tobytes() + padding.encode(), digest_size=16).digest()
+        if key in self.entries:
+            self.hits += 1
+            self.entries.move_to_end(key)
+            return self.entries[key]
+        self.misses += 1
+        with torch.inference_mode():
+            lat = self.model.encode_audio(torch.from_numpy(wav).unsqueeze(0), padding)[0].cpu().numpy()
+        self.entries[key] = lat
+        while len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+        return lat
+
+    def resolve(self, voice: VoicePrompt | None) -> VoicePrompt | None:
+        """``voice`` with its audio replaced by (cached) latents; empty audio is left for the
+        prompt builder to reject with its own message."""
+        if voice is None:
+            return None
+        changes = {}
+        prompt, ref = voice.prompt_audio, voice.reference_audio
+        if voice.prompt_latents is None and prompt is not None and np.size(prompt):
+            changes.update(prompt_latents=self.latents(prompt, "left"), prompt_audio=None)
+        if voice.reference_latents is None and ref is not None and np.size(ref):
+            changes.update(reference_latents=self.latents(ref, "right"), reference_audio=None)
+        return dataclasses.replace(voice, **changes) if changes else voice
