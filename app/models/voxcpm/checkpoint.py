@@ -235,9 +235,16 @@ def _write_safetensors(path: Path, specs: dict[str, tuple[torch.Size, torch.dtyp
         os.fsync(f.fileno())
 
 
-def write_checkpoint(out_dir: str | Path, preset: str = "tiny-v2", seed: int = 0) -> Path:
-    """Write a random checkpoint of ``preset`` into ``out_dir`` (created); returns the folder."""
+def write_checkpoint(
+    out_dir: str | Path, preset: str = "tiny-v2", seed: int = 0, dtype: str | None = None
+) -> Path:
+    """Write a random checkpoint of ``preset`` into ``out_dir`` (created); returns the folder.
+
+    ``dtype`` replaces the preset's ``config.json`` dtype (and the dtype of ``model.safetensors``).
+    """
     raw = preset_config(preset)
+    if dtype is not None:
+        raw["dtype"] = dtype
     cfg = parse_config(raw)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,227 @@
+"""``voxdesk``: the command line (no arguments opens the window).
+
+    voxdesk synth --model DIR (--text T | --text-file F) --out F.wav [voice and sampling options]
+    voxdesk info --model DIR
+    voxdesk write-checkpoint --preset tiny-v2 --out DIR
+
+Every failure prints one line to stderr and exits non-zero. Subcommands register themselves
+through ``SUBCOMMANDS``: append ``add_parser(subparsers)`` functions to add more (``bench``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.errors import VoxDeskError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, no usage dump
+        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+# ---- synth ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Job:
+    """One line of text to speak and where its audio goes."""
+
+    text: str
+    out: Path
+
+
+def _jobs(args: argparse.Namespace) -> list[Job]:
+    if args.text_file is not None:
+        try:
+            lines = Path(args.text_file).read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            raise VoxDeskError(f"Text file {args.text_file} not found.") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise VoxDeskError(f"Cannot read text file {args.text_file} as UTF-8 text ({exc}).") from None
+        texts = [line for line in lines if line.strip()]
+        if not texts:
+            raise VoxDeskError(f"Text file {args.text_file} has no text in it.")
+        folder = Path(args.out)
+        if folder.exists() and not folder.is_dir():
+            raise VoxDeskError(f"With --text-file, --out must be a folder; {folder} is a file.")
+        return [Job(t, folder / f"{i:04d}.wav") for i, t in enumerate(texts, 1)]
+    if not args.text.strip():
+        raise VoxDeskError("The text to speak is empty.")
+    return [Job(args.text, Path(args.out))]
+
+
+def _voice(args: argparse.Namespace, encode_rate: int, v2: bool):
+    from app.audio.io import load_audio
+    from app.models.voxcpm.prompt import VoicePrompt, check_voice
+
+    if args.prompt_wav and not (args.prompt_text or "").strip():
+        raise VoxDeskError("--prompt-wav needs --prompt-text (the words spoken in it).")
+    if args.prompt_text and not args.prompt_wav:
+        raise VoxDeskError("--prompt-text needs --prompt-wav (the recording it transcribes).")
+    if args.ref_wav and not v2:
+        raise VoxDeskError(
+            "--ref-wav needs a VoxCPM2 model; with this model use --prompt-wav and --prompt-text."
+        )
+    if args.control and not v2:
+        raise VoxDeskError("--control (voice design) needs a VoxCPM2 model.")
+    if not (args.prompt_wav or args.ref_wav):
+        return None
+    voice = VoicePrompt(
+        prompt_audio=load_audio(args.prompt_wav, encode_rate) if args.prompt_wav else None,
+        prompt_text=args.prompt_text or "",
+        reference_audio=load_audio(args.ref_wav, encode_rate) if args.ref_wav else None,
+    )
+    check_voice(voice, v2)
+    return voice
+
+
+def _render(synth, jobs: list[Job], voice, args: argparse.Namespace) -> Iterator[tuple[Job, object]]:
+    """Synthesize the jobs one after another (the batched engine can replace this loop)."""
+    from app.models.voxcpm.prompt import design_text, normalize_text
+
+    for job in jobs:
+        text = normalize_text(job.text)
+        if args.control:
+            text = design_text(args.control, text)
+        result = synth.synthesize(
+            text,
+            voice,
+            seed=args.seed,
+            cfg=args.cfg,
+            timesteps=args.timesteps,
+            min_len=args.min_len,
+            max_len=args.max_len,
+        )
+        yield job, result
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from app.audio.io import write_audio
+    from app.models.voxcpm.config import load_config
+    from app.models.voxcpm.generate import Synthesizer
+    from app.models.voxcpm.weights import resolve_device
+
+    jobs = _jobs(args)
+    cfg = load_config(args.model)
+    device = resolve_device(args.device)
+    encode_rate = int(cfg.audio_vae.get("sample_rate", 16000))
+    voice = _voice(args, encode_rate, cfg.is_v2)
+    synth = Synthesizer.from_dir(args.model, device)
+    if args.text_file is not None:
+        jobs[0].out.parent.mkdir(parents=True, exist_ok=True)
+    for job, result in _render(synth, jobs, voice, args):
+        write_audio(job.out, result.audio, result.sample_rate)
+        seconds = len(result.audio) / result.sample_rate
+        print(f"{job.out}: {seconds:.2f} s, {result.n_patches} patches, seed {result.seed}")
+    return 0
+
+
+def add_synth(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("synth", help="speak text with a VoxCPM model and write WAV files")
+    p.add_argument("--model", required=True, help="model folder (config.json, weights, tokenizer)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--text", help="the text to speak")
+    src.add_argument("--text-file", help="UTF-8 file; each non-empty line is spoken to its own file")
+    p.add_argument("--ref-wav", help="reference recording of the voice (VoxCPM2)")
+    p.add_argument("--prompt-wav", help="prompt recording to continue from (needs --prompt-text)")
+    p.add_argument("--prompt-text", help="the words spoken in --prompt-wav")
+    p.add_argument("--control", help="voice design: describe the voice (VoxCPM2)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: a new one each run)")
+    p.add_argument("--cfg", type=float, default=2.0, help="guidance strength (default 2.0)")
+    p.add_argument("--timesteps", type=int, default=10, help="diffusion steps per patch (default 10)")
+    p.add_argument("--min-len", type=int, default=2, help="minimum patches before stopping (default 2)")
+    p.add_argument("--max-len", type=int, default=4096, help="maximum patches (default 4096)")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--out", required=True, help="output WAV (a folder with --text-file)")
+    p.set_defaults(func=cmd_synth)
+
+
+# ---- info -----------------------------------------------------------------------------------
+def cmd_info(args: argparse.Namespace) -> int:
+    import torch
+
+    from app.models.voxcpm.config import load_config
+    from app.models.voxcpm.model import VoxCPM
+
+    cfg = load_config(args.model)
+    with torch.device("meta"):
+        model = VoxCPM(cfg)
+    names = ("base_lm", "residual_lm", "feat_encoder", "feat_decoder", "audio_vae")
+    counts = {n: sum(p.numel() for p in getattr(model, n).parameters()) for n in names}
+    total = sum(p.numel() for p in model.parameters())
+    counts["projections, fsq, stop"] = total - sum(counts.values())
+    release = {"voxcpm": "VoxCPM-0.5B / VoxCPM1.5", "voxcpm2": "VoxCPM2"}[cfg.architecture]
+    print(f"architecture: {cfg.architecture} ({release})")
+    print(f"config dtype: {cfg.dtype}; patch size {cfg.patch_size}, latent size {cfg.feat_dim}")
+    vae = model.audio_vae
+    print(f"sample rates: {model.encode_rate} Hz in (prompts), {model.output_rate} Hz out")
+    steps = model.encode_rate / (vae.chunk_size * cfg.patch_size)
+    print(f"audio per step: {model.samples_per_patch} samples ({steps:.2f} steps per second of audio)")
+    for name, n in counts.items():
+        print(f"  {name:<24}{n / 1e6:>10.2f} M")
+    print(f"  {'total':<24}{total / 1e6:>10.2f} M")
+    return 0
+
+
+def add_info(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("info", help="show a model's architecture, sizes and sample rates")
+    p.add_argument("--model", required=True)
+    p.set_defaults(func=cmd_info)
+
+
+# ---- write-checkpoint -----------------------------------------------------------------------
+def cmd_write_checkpoint(args: argparse.Namespace) -> int:
+    from app.models.voxcpm.checkpoint import write_checkpoint
+
+    out = write_checkpoint(args.out, args.preset, seed=args.seed)
+    print(f"wrote a random {args.preset} checkpoint to {out}")
+    return 0
+
+
+def add_write_checkpoint(sub: argparse._SubParsersAction) -> None:
+    from app.models.voxcpm.checkpoint import PRESETS
+
+    p = sub.add_parser("write-checkpoint", help="write a randomly initialised checkpoint (tests, benchmarks)")
+    p.add_argument("--preset", required=True, choices=PRESETS)
+    p.add_argument("--out", required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_write_checkpoint)
+
+
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_synth, add_info, add_write_checkpoint]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="voxdesk", description="Clone a voice and speak text, fully local.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for add in SUBCOMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        from ui.main import run
+
+        return run()
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except VoxDeskError as exc:
+        print(f"voxdesk: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("voxdesk: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug: still one line for the user
+        print(f"voxdesk: internal error ({type(exc).__name__}: {exc}); please report it", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,49 @@
+"""Tiny random VoxCPM checkpoints for every test file of the project.
+
+Use the session fixtures (written once per test session, in the official file format)::
+
+    from tiny import tiny_v1, tiny_v2  # noqa: F401  (pytest finds imported fixtures)
+
+    def test_something(tiny_v2):       # a pathlib.Path to the model folder
+        ...
+
+or call :func:`write_tiny_checkpoint` for a private copy (e.g. to damage it).
+A step of either tiny model takes about a millisecond on a CPU.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.models.voxcpm.checkpoint import write_checkpoint
+
+ARCH_PRESETS = {"voxcpm2": "tiny-v2", "voxcpm": "tiny-v1"}
+
+
+def write_tiny_checkpoint(
+    directory: str | Path, arch: str = "voxcpm2", dtype: str = "float32", seed: int = 0
+) -> Path:
+    """Write a tiny checkpoint of ``arch`` ("voxcpm2" or "voxcpm") into ``directory``."""
+    return write_checkpoint(directory, ARCH_PRESETS[arch], seed=seed, dtype=dtype)
+
+
+def tone(n_samples: int, sample_rate: int = 16000, freq: float = 220.0, seed: int = 0) -> np.ndarray:
+    """A float32 test signal: a sine plus a little noise (never silent)."""
+    t = np.arange(n_samples) / sample_rate
+    noise = np.random.default_rng(seed).standard_normal(n_samples)
+    return (0.3 * np.sin(2 * np.pi * freq * t) + 0.05 * noise).astype(np.float32)
+
+
+@pytest.fixture(scope="session")
+def tiny_v2(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny VoxCPM2 checkpoint (fp32)."""
+    return write_tiny_checkpoint(tmp_path_factory.mktemp("tiny-v2"), "voxcpm2")
+
+
+@pytest.fixture(scope="session")
+def tiny_v1(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny VoxCPM1 (0.5B/1.5 architecture) checkpoint (fp32)."""
+    return write_tiny_checkpoint(tmp_path_factory.mktemp("tiny-v1"), "voxcpm")
