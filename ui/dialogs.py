@@ -37,6 +37,10 @@ class Dialogs:
         name, _ = QFileDialog.getOpenFileName(parent, _tr("Import a voice"), "", _tr(AUDIO_FILTER))
         return Path(name) if name else None
 
+    def open_project(self, parent: QWidget | None) -> Path | None:
+        name, _ = QFileDialog.getOpenFileName(parent, _tr("Open a script"), "", "VoxDesk (*.voxdesk)")
+        return Path(name) if name else None
+
     def save_path(self, parent: QWidget | None, title: str, suggested: Path, file_filter: str) -> Path | None:
         name, _ = QFileDialog.getSaveFileName(
             parent, title, str(suggested), file_filter, options=QFileDialog.Option.DontConfirmOverwrite

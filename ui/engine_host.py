@@ -9,9 +9,11 @@ float32 array, a ``RequestFinished``, or one plain-language line.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
@@ -25,24 +27,29 @@ NOT_LOADED = "The model is not loaded yet: wait for it, or choose one in Models.
 
 @dataclass(frozen=True)
 class Job:
-    """One segment to speak. ``tag`` is the window's key; ``voice`` names a library voice or None.
+    """One segment to speak. ``tag`` is the window's key for it.
 
-    ``build(voice_prompt) -> SynthRequest`` runs on the engine thread once the voice prompt is
-    ready, so the VAE encode of a new voice never happens on the GUI thread.
+    ``prompt`` is the voice's ``VoicePrompt`` (or None), built on the GUI thread from the library;
+    ``voice`` identifies it (voice id and content hash) so missing latents are encoded once per
+    batch on the engine thread. ``build(prompt) -> SynthRequest`` runs there too.
     """
 
     tag: int
     voice: str | None
+    prompt: Any
     build: Callable[[Any], Any]
 
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """What the status bar shows about the loaded model."""
+    """What the window needs to know about the loaded model."""
 
-    name: str
-    sample_rate: int
-    device: str
+    name: str  # e.g. "VoxCPM2" (the folder name)
+    model_id: str  # identifies the weights: keys cached latents and stored results
+    architecture: str  # "voxcpm2" or "voxcpm"
+    sample_rate: int  # output audio rate
+    encoder_rate: int  # rate of prompt audio (the VAE's input)
+    device: str  # status-bar text, e.g. "NVIDIA H200 · 120.3 GB free" or "CPU"
 
 
 @dataclass
@@ -51,6 +58,16 @@ class _Active:
 
     def tag_of(self, rid: int) -> int | None:
         return self.tags.get(rid)
+
+
+def _folder_stamp(model_dir: str) -> str:
+    """Changes when the weights file changes, so cached latents and results follow the weights."""
+    stamps = [
+        f"{p.name}:{p.stat().st_size}:{int(p.stat().st_mtime)}"
+        for p in sorted(Path(model_dir).iterdir())
+        if p.suffix in (".safetensors", ".pth", ".bin", ".pt")
+    ]
+    return hashlib.sha1("|".join(stamps).encode()).hexdigest()[:10]
 
 
 def describe_device(device: str) -> str:
@@ -75,11 +92,10 @@ class EngineHost(QObject):
     chunk = Signal(int, object)  # tag, float32 samples
     finished = Signal(int, object)  # tag, RequestFinished
     failed = Signal(int, str)  # tag, message
+    latentsEncoded = Signal(str, str, object)  # voice key, role, float32 [n, P, D]
 
-    def __init__(self, voices: Callable[[Any, str | None], Any]) -> None:
-        """``voices(engine, name)`` returns the VoicePrompt for a library voice (cached latents)."""
+    def __init__(self) -> None:
         super().__init__()
-        self._voices = voices
         self._engine: Any = None
         self._device = "cpu"
         self._active = _Active()
@@ -92,21 +108,29 @@ class EngineHost(QObject):
 
         self.shutdown_engine()
         self.stateChanged.emit("loading")
-        self.loadProgress.emit(5, "Reading the model files")
+        self.loadProgress.emit(1, "Starting")
         try:
             engine = Engine(EngineConfig(model_dir=model_dir, device=device), progress=self._progress)
+            cfg = engine.model.cfg
+            info = ModelInfo(
+                name=engine.model_name,
+                model_id=f"{engine.model_name}-{cfg.architecture}-{_folder_stamp(model_dir)}",
+                architecture=cfg.architecture,
+                sample_rate=int(engine.sample_rate),
+                encoder_rate=int(engine.model.encode_rate),
+                device=describe_device(str(engine.device)),
+            )
         except Exception as exc:  # noqa: BLE001 - every failure becomes one message
             self.loadFailed.emit(report(exc, "loading the model"))
             self.stateChanged.emit("failed")
             return
         self._engine = engine
         self._device = str(engine.device)
-        self.loadProgress.emit(100, "Ready")
-        self.loaded.emit(ModelInfo(engine.model_name, int(engine.sample_rate), describe_device(self._device)))
+        self.loaded.emit(info)
         self.stateChanged.emit("ready")
 
     def _progress(self, fraction: float, stage: str) -> None:
-        self.loadProgress.emit(int(5 + 94 * max(0.0, min(1.0, fraction))), stage)
+        self.loadProgress.emit(int(100 * max(0.0, min(1.0, fraction))), stage)
 
     @Slot(object)
     def submit(self, jobs: list[Job]) -> None:
@@ -118,15 +142,27 @@ class EngineHost(QObject):
         for job in jobs:
             try:
                 if job.voice not in prompts:
-                    prompts[job.voice] = self._voices(self._engine, job.voice)
+                    prompts[job.voice] = self._resolve(job.voice, job.prompt)
                 rid = self._engine.submit(job.build(prompts[job.voice]))
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - one segment fails, the others go on
                 self.failed.emit(job.tag, report(exc, "preparing a segment"))
                 continue
             self._active.tags[rid] = job.tag
         if self._active.tags:
             self.stateChanged.emit("busy")
             self._ensure_timer().start()
+
+    def _resolve(self, voice: str | None, prompt: Any) -> Any:
+        """Encode the prompt's missing latents once (engine thread) and hand them to the library."""
+        if prompt is None:
+            return None
+        resolved = self._engine.voices.resolve(prompt)
+        if voice is not None:
+            for role in ("prompt", "reference"):
+                before, after = getattr(prompt, f"{role}_latents"), getattr(resolved, f"{role}_latents")
+                if before is None and after is not None:
+                    self.latentsEncoded.emit(voice, role, after)
+        return resolved
 
     @Slot(object)
     def cancel(self, tags: list[int]) -> None:
@@ -200,11 +236,11 @@ class EngineClient(QObject):
     _cancel = Signal(object)
     _shutdown = Signal()
 
-    def __init__(self, voices: Callable[[Any, str | None], Any], parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.thread = QThread()
         self.thread.setObjectName("voxdesk-engine")
-        self.host = EngineHost(voices)
+        self.host = EngineHost()
         self.host.moveToThread(self.thread)
         self._load.connect(self.host.load)
         self._submit.connect(self.host.submit)

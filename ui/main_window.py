@@ -1,0 +1,421 @@
+"""The VoxDesk main window: voices on the left, the script in the middle, transport at the bottom.
+
+It wires the views to the app logic (voice library, project, export, player) and to the engine
+through :class:`EngineClient` only. Everything modal goes through ``self.dialogs`` (a
+:class:`Dialogs`), so tests answer questions without a blocking dialog.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
+
+from app import project as projects
+from app.errors import VoxDeskError
+from app.voices.library import VoiceLibrary
+from ui.dialogs import Dialogs
+from ui.engine_host import EngineClient, ModelInfo
+from ui.errors import report
+from ui.model_state import ModelState
+from ui.playback import Playback, default_sink
+from ui.settings import Settings
+from ui.speak_session import SpeakSession
+from ui.views.script_editor import ScriptEditor
+from ui.views.segment_table import SegmentRow
+from ui.views.transport import TransportBar
+from ui.views.voice_panel import VoicePanel
+from ui.window_actions import WindowActions
+
+log = logging.getLogger(__name__)
+
+
+class MainWindow(QMainWindow):
+    """``sink`` is the audio output (default: the sound card via sounddevice); tests pass a
+    ``CaptureSink``. ``library`` defaults to the user's voice library."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        dialogs: Dialogs | None = None,
+        sink: Any = None,
+        library: VoiceLibrary | None = None,
+    ) -> None:
+        super().__init__()
+        self.settings = settings or Settings()
+        self.dialogs = dialogs or Dialogs()
+        self.library = library or VoiceLibrary()
+        self.project = self._open_last_project()
+        self.model = ModelState()
+
+        self.playback = Playback(
+            sink if sink is not None else default_sink(self.settings.output_device), self
+        )
+        self.client = EngineClient(self)
+        self.session = SpeakSession(self.client, self.playback, self)
+
+        self.voices = VoicePanel(self.library, self.dialogs)
+        self.script = ScriptEditor()
+        self.transport = TransportBar()
+        self.actions = WindowActions(self)
+        self._build_layout()
+        self._build_status_bar()
+        self._connect()
+        self._load_project_into_views()
+        self.setWindowTitle("VoxDesk")
+        self.resize(1280, 800)
+        geometry, state = self.settings.window_state()
+        if geometry:
+            self.restoreGeometry(geometry)
+        if state:
+            self.restoreState(state)
+        self._autosave_timer = QTimer(self)
+        self._autosave_timer.setSingleShot(True)
+        self._autosave_timer.setInterval(400)
+        self._autosave_timer.timeout.connect(self.autosave)
+
+    # --- construction -----------------------------------------------------------------------
+    def _build_layout(self) -> None:
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.voices)
+        splitter.addWidget(self.script)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([360, 920])
+        splitter.setChildrenCollapsible(False)
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(10, 10, 10, 0)
+        layout.setSpacing(6)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.transport)
+        self.setCentralWidget(central)
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.device_label = QLabel()
+        self.model_label = QLabel()
+        self.engine_label = QLabel()
+        for label in (self.device_label, self.model_label, self.engine_label):
+            label.setContentsMargins(8, 0, 8, 0)
+            bar.addPermanentWidget(label)
+        self._show_model_state()
+
+    def _connect(self) -> None:
+        host = self.client.host
+        host.stateChanged.connect(self._engine_state)
+        host.loadProgress.connect(self._load_progress)
+        host.loaded.connect(self._model_loaded)
+        host.loadFailed.connect(self._model_failed)
+        host.deviceChanged.connect(self._device_changed)
+        host.latentsEncoded.connect(self._store_latents)
+        self.session.segmentChanged.connect(self._segment_changed)
+        self.session.progressChanged.connect(self._progress_changed)
+        self.session.runFinished.connect(self._run_finished)
+        self.session.failedToSave.connect(lambda m: self.dialogs.error(self, m))
+        self.script.scriptChanged.connect(self._script_changed)
+        self.script.settingsChanged.connect(self._script_settings_changed)
+        self.script.pronunciationClicked.connect(self.actions.edit_pronunciation)
+        self.script.table.regenerateRequested.connect(self.regenerate)
+        self.script.table.settingsRequested.connect(self.actions.edit_segment_settings)
+        self.script.table.playRequested.connect(self.play_segment)
+        self.voices.voicesChanged.connect(self._voices_changed)
+        self.voices.playRequested.connect(self.play_audio)
+        self.voices.recordRequested.connect(self.actions.record_voice)
+        self.transport.speakClicked.connect(self.speak)
+        self.transport.stopClicked.connect(self.stop)
+        self.transport.playPauseClicked.connect(self.play_pause)
+        self.transport.exportClicked.connect(self.actions.export)
+        self.playback.stateChanged.connect(self.transport.set_playing)
+        self.playback.error.connect(lambda m: self.dialogs.error(self, m))
+        for keys, slot in (
+            ("Ctrl+Return", self.speak),
+            ("Ctrl+Enter", self.speak),
+            ("Escape", self.stop),
+            ("Space", self.play_pause),
+            ("Ctrl+P", self.play_pause),
+            ("Ctrl+E", self.actions.export),
+        ):
+            shortcut = QShortcut(QKeySequence(keys), self)
+            shortcut.activated.connect(slot)
+
+    # --- project ----------------------------------------------------------------------------
+    def _open_last_project(self) -> projects.Project:
+        """The most recent autosave (a crash or a normal exit both leave one), else a new script."""
+        for path in projects.autosaves():
+            try:
+                return projects.Project.load(path)
+            except VoxDeskError as err:
+                log.warning("Skipping autosave %s: %s", path, err)
+        return projects.Project()
+
+    def _load_project_into_views(self) -> None:
+        s = self.project.settings
+        self.script.set_text(self.project.text)
+        self.script.settings.set_values(
+            {"cfg_value": s.cfg_value, "inference_timesteps": s.inference_timesteps, "style": s.voice_design}
+        )
+        self._voices_changed()
+        self._refresh_segments()
+
+    def set_project(self, project: projects.Project) -> None:
+        self.stop()
+        self.project = project
+        self._load_project_into_views()
+        self.autosave()
+
+    def autosave(self) -> None:
+        try:
+            self.project.autosave()
+        except Exception as exc:  # noqa: BLE001
+            self.dialogs.error(self, report(exc, "autosaving the script"))
+
+    def _schedule_autosave(self) -> None:
+        self._autosave_timer.start()
+
+    def _script_changed(self) -> None:
+        self.project.text = self.script.text()
+        self._refresh_segments()
+        self._schedule_autosave()
+
+    def _script_settings_changed(self) -> None:
+        values = self.script.settings.values()
+        try:
+            self.project.with_settings(
+                cfg_value=values["cfg_value"],
+                inference_timesteps=values["inference_timesteps"],
+                voice_design=values["style"],
+                default_voice=self.script.default_voice(),
+            )
+        except VoxDeskError as err:
+            self.dialogs.error(self, str(err))
+        self._refresh_segments()
+        self._schedule_autosave()
+
+    def _voices_changed(self) -> None:
+        names = [v.name for v in self.library.list()]
+        default = self.project.settings.default_voice
+        if default is None and names and not self.project.text:
+            default = names[0]
+        self.script.set_voices(names, default)
+        if self.script.default_voice() != self.project.settings.default_voice:
+            self.project.with_settings(default_voice=self.script.default_voice())
+            self._schedule_autosave()
+        self._refresh_segments()
+
+    def _refresh_segments(self) -> None:
+        self.session.reset(self.project)
+        self.script.table.set_rows([self._row(i) for i in range(len(self.session.segments))])
+
+    def refresh_and_save(self) -> None:
+        """After the pronunciation list or a segment's settings changed."""
+        self._refresh_segments()
+        self._schedule_autosave()
+
+    def _row(self, index: int) -> SegmentRow:
+        seg = self.session.segments[index]
+        job = seg.job
+        return SegmentRow(
+            text=job.display_text,
+            voice=job.voice or self.tr("(model voice)"),
+            status=seg.status,
+            progress=self.session.fraction(index),
+            seconds=seg.seconds,
+            message=seg.message,
+            custom=job.key in self.project.overrides,
+        )
+
+    def _segment_changed(self, index: int) -> None:
+        if index < len(self.session.segments):
+            self.script.table.update_row(index, self._row(index))
+
+    # --- speaking ---------------------------------------------------------------------------
+    def _build_job(self, job: projects.SegmentJob) -> tuple[str | None, Any, Any]:
+        """(voice key, VoicePrompt or None, request builder) for one segment; GUI thread."""
+        from app.engine.request import SynthRequest
+        from app.voices.cloning import to_voice_prompt
+
+        prompt, key = None, None
+        if job.voice:
+            voice = self.library.find(job.voice)
+            if voice is None:
+                raise VoxDeskError(
+                    f"There is no voice named “{job.voice}”. Import or record it, or fix the [tag]."
+                )
+            prompt = to_voice_prompt(
+                self.library,
+                voice,
+                self.model.encoder_rate,
+                architecture=self.model.architecture,
+                model_id=self.model.model_id,
+            )
+            key = f"{voice.id}:{voice.content_hash}"
+
+        def build(resolved: Any) -> SynthRequest:
+            return SynthRequest(
+                text=job.text,
+                voice=resolved,
+                seed=job.seed,
+                cfg_value=job.cfg_value,
+                inference_timesteps=job.inference_timesteps,
+            )
+
+        return key, prompt, build
+
+    def _can_speak(self) -> bool:
+        if not self.model.ready:
+            self.dialogs.info(
+                self, self.tr("The model is not loaded yet. Wait for it to finish, or choose one in Models.")
+            )
+            return False
+        return True
+
+    def speak(self) -> None:
+        self.script.flush()
+        self.voices.flush()
+        if self.session.busy() or not self._can_speak():
+            return
+        if not self.session.segments:
+            self.dialogs.info(self, self.tr("There is nothing to speak yet. Type some text first."))
+            return
+        self.transport.set_busy(True)
+        self.session.speak(self._build_job)
+
+    def regenerate(self, index: int, new_seed: bool) -> None:
+        if not self._can_speak() or index >= len(self.session.segments):
+            return
+        seg = self.session.segments[index]
+        over = self.project.overrides.get(seg.job.key, projects.SegmentOverride())
+        from dataclasses import replace
+
+        if new_seed:
+            seed = int(np.random.default_rng().integers(0, 2**31 - 1))
+        else:
+            seed = over.seed if over.seed is not None else seg.seed
+        self.project.set_override(seg.job.key, replace(over, seed=seed))
+        self._refresh_segments()
+        self.transport.set_busy(True)
+        self.session.regenerate(index, self._build_job)
+        self._schedule_autosave()
+
+    def stop(self) -> None:
+        self.session.stop()
+        self.transport.set_busy(False)
+
+    def _run_finished(self) -> None:
+        self.transport.set_busy(False)
+        self._schedule_autosave()
+
+    def _progress_changed(self, fraction: float, eta: object) -> None:
+        done = sum(1 for s in self.session.segments if s.status == "done")
+        text = self.tr("{0} of {1} segments").format(done, len(self.session.segments))
+        self.transport.set_progress(fraction, eta if isinstance(eta, float) else None, text)
+
+    # --- playback ---------------------------------------------------------------------------
+    def play_pause(self) -> None:
+        """Pause or resume; with nothing loaded, play the finished script from the start."""
+        if self.playback.playlist is not None:
+            self.playback.toggle_pause()
+        elif not self.session.busy() and self.session.finished_audio():
+            keys = [job.key for job, _ in self.session.finished_audio()]
+            self.playback.begin(keys, self.session.sample_rate, self.project.settings.gap_seconds)
+            for job, samples in self.session.finished_audio():
+                self.playback.add(job.key, samples)
+                self.playback.finish(job.key)
+
+    def play_audio(self, samples: np.ndarray, sample_rate: int) -> None:
+        self.playback.play_clip(samples, sample_rate)
+
+    def play_segment(self, index: int) -> None:
+        seg = self.session.segments[index]
+        if seg.status == "done":
+            self.play_audio(seg.samples(), self.session.sample_rate)
+
+    def apply_output_device(self) -> None:
+        """Settings changed: play through the newly chosen device from the next playback on."""
+        if isinstance(self.playback.sink, type(default_sink(None))):
+            self.playback.stop()
+            self.playback.sink = default_sink(self.settings.output_device)
+
+    # --- engine -----------------------------------------------------------------------------
+    def start(self) -> None:
+        """After the window shows: load the configured model, or open the model manager."""
+        folder = self.settings.model_dir
+        if folder is None or not folder.is_dir():
+            self.actions.manage_models(first_run=True)
+            return
+        self.load_model(folder)
+
+    def load_model(self, folder: Path) -> None:
+        self.model = ModelState(folder=folder, state="loading")
+        self._show_model_state()
+        self.client.load(str(folder), self.settings.device)
+
+    def _engine_state(self, state: str) -> None:
+        self.model.state = state if self.model.ready or state == "loading" else self.model.state
+        if state in ("ready", "busy"):
+            self.model.state = state
+        self._show_model_state()
+
+    def _load_progress(self, percent: int, stage: str) -> None:
+        self.model.progress = (percent, stage)
+        self._show_model_state()
+
+    def _model_loaded(self, info: ModelInfo) -> None:
+        self.model.set_info(info)
+        self.session.sample_rate = info.sample_rate
+        self.session.context = info.model_id
+        self.voices.set_architecture(info.architecture)
+        self._refresh_segments()
+        self._show_model_state()
+
+    def _model_failed(self, message: str) -> None:
+        self.model.state = "failed"
+        self._show_model_state()
+        self.dialogs.error(self, message)
+
+    def _device_changed(self, text: str) -> None:
+        self.model.device = text
+        self._show_model_state()
+
+    def _store_latents(self, voice_key: str, role: str, latents: np.ndarray) -> None:
+        """Keep a voice's freshly encoded latents in the library (next start needs no encode)."""
+        from app.voices import latents as cache
+
+        voice_id, _hash = voice_key.split(":", 1)
+        try:
+            voice = self.library.get(voice_id)
+            if f"{voice.id}:{voice.content_hash}" == voice_key:
+                cache.store(self.library, voice, self.model.model_id, role, latents)
+        except Exception as exc:  # noqa: BLE001 - a cache miss next time is all this costs
+            report(exc, "caching voice latents")
+
+    def _show_model_state(self) -> None:
+        m = self.model
+        self.device_label.setText(m.device or self.tr("Device: not loaded"))
+        self.model_label.setText(self.tr("Model: {0}").format(m.name) if m.name else self.tr("No model"))
+        states = {
+            "none": self.tr("Engine: no model"),
+            "loading": self.tr("Engine: loading {0}% ({1})").format(*m.progress),
+            "ready": self.tr("Engine: ready"),
+            "busy": self.tr("Engine: generating"),
+            "failed": self.tr("Engine: model failed to load"),
+            "stopped": self.tr("Engine: stopped"),
+        }
+        self.engine_label.setText(states.get(m.state, m.state))
+
+    # --- closing ----------------------------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.script.flush()
+        self.voices.flush()
+        self.session.stop()
+        self.autosave()
+        self.settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
+        self.playback.stop()
+        self.client.close()
+        super().closeEvent(event)

@@ -1,0 +1,118 @@
+"""Playback for the window: the in-order :class:`Playlist` on one sink, plus pause and clips.
+
+The sink's ring buffer is kept short (``SINK_SECONDS``) and refilled from a GUI timer, so pausing
+is simply not refilling: sound stops within that fraction of a second and resumes where it was.
+A missing sound device is reported once per run and generation carries on (export still works).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from app.audio.player import AudioSink, Playlist
+from app.errors import VoxDeskError
+
+SINK_SECONDS = 0.5
+PUMP_MS = 20
+CLIP = "clip"
+
+
+class Playback(QObject):
+    """Owns the playlist of the current run and feeds the sink from a timer."""
+
+    stateChanged = Signal(bool)  # playing (not paused, audio left to play)
+    error = Signal(str)
+
+    def __init__(self, sink: AudioSink, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.sink = sink
+        self.playlist: Playlist | None = None
+        self.paused = False
+        self._available = True
+        self._playing = False
+        self._timer = QTimer(self)
+        self._timer.setInterval(PUMP_MS)
+        self._timer.timeout.connect(self.pump)
+
+    # --- runs -------------------------------------------------------------------------------
+    def begin(self, keys: list[str], sample_rate: int, gap_seconds: float = 0.0) -> None:
+        """Start a new in-order run of these segment keys (drops whatever was playing)."""
+        self.stop()
+        playlist = Playlist(self.sink, sample_rate, gap_seconds)
+        try:
+            playlist.start(keys)
+        except VoxDeskError as err:
+            self.playlist = None
+            if self._available:
+                self.error.emit(str(err))
+            self._available = False  # say it once; generation and export go on
+            return
+        self._available = True
+        self.playlist = playlist
+        self.paused = False
+        self._timer.start()
+
+    def add(self, key: str, samples: np.ndarray) -> None:
+        if self.playlist is not None:
+            self.playlist.add(key, samples)
+
+    def finish(self, key: str) -> None:
+        if self.playlist is not None:
+            self.playlist.finish(key)
+
+    def fail(self, key: str) -> None:
+        if self.playlist is not None:
+            self.playlist.fail(key)
+
+    def play_clip(self, samples: np.ndarray, sample_rate: int) -> None:
+        """Play one piece of audio (a voice, a selection, a finished segment)."""
+        self._available = True  # the user asked for sound explicitly: report a failure again
+        self.begin([CLIP], sample_rate)
+        self.add(CLIP, samples)
+        self.finish(CLIP)
+
+    # --- transport --------------------------------------------------------------------------
+    def toggle_pause(self) -> None:
+        if self.playlist is None:
+            return
+        self.paused = not self.paused
+        self._update()
+
+    def stop(self) -> None:
+        self._timer.stop()
+        if self.playlist is not None:
+            self.playlist.stop()
+            self.playlist = None
+        self.paused = False
+        self._update()
+
+    def pump(self) -> None:
+        playlist = self.playlist
+        if playlist is None:
+            return
+        if not self.paused:
+            playlist.pump()
+        if playlist.done:
+            self._timer.stop()
+            self.playlist = None
+        self._update()
+
+    @property
+    def playing(self) -> bool:
+        return self.playlist is not None and not self.paused
+
+    def current_key(self) -> str | None:
+        return self.playlist.playing if self.playlist is not None else None
+
+    def _update(self) -> None:
+        if self.playing != self._playing:
+            self._playing = self.playing
+            self.stateChanged.emit(self._playing)
+
+
+def default_sink(device: str | None) -> AudioSink:
+    """The sound card via sounddevice, with a short ring buffer (see the module docstring)."""
+    from app.audio.player import SoundDeviceSink
+
+    return SoundDeviceSink(device=device or None, buffer_seconds=SINK_SECONDS)

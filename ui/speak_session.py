@@ -1,0 +1,260 @@
+"""One script's segments seen from the GUI thread: status, audio, progress, playback order.
+
+The window hands in the project's :class:`SegmentJob`s. Each generation gets a fresh tag, so a late
+chunk of a cancelled or superseded request is recognised and dropped. Chunks go to the in-order
+playlist as they arrive (playback starts with the first chunk of the first segment and follows
+script order, while later segments are still generating). A finished segment is written to the
+project's cache folder and recorded in the project, so it survives a restart.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QObject, Signal
+
+from app.project import Project, SegmentJob
+from ui.engine_host import EngineClient, Job
+from ui.errors import report
+from ui.playback import Playback
+from ui.progress import BatchProgress
+
+_tags = itertools.count(1)
+
+
+@dataclass
+class SegmentAudio:
+    """What is known about one segment of the current script."""
+
+    job: SegmentJob
+    status: str = ""  # "", queued, generating, done, failed, cancelled
+    chunks: list[np.ndarray] = field(default_factory=list)
+    file: Path | None = None  # finished audio in the project's cache
+    seconds: float | None = None
+    seed: int | None = None
+    message: str = ""
+    tag: int | None = None
+
+    def samples(self) -> np.ndarray:
+        if self.chunks:
+            return np.concatenate(self.chunks)
+        if self.file is not None:
+            return _read_wav(self.file)
+        return np.zeros(0, np.float32)
+
+
+def _read_wav(path: Path) -> np.ndarray:
+    import soundfile
+
+    data, _rate = soundfile.read(str(path), dtype="float32", always_2d=False)
+    return np.asarray(data, np.float32)
+
+
+Builder = Callable[[SegmentJob], tuple[str | None, Any, Callable[[Any], Any]]]
+
+
+class SpeakSession(QObject):
+    """Routes engine events for the current script to segments, the playlist and progress."""
+
+    segmentChanged = Signal(int)
+    progressChanged = Signal(float, object)  # overall 0..1, ETA seconds or None
+    runFinished = Signal()
+    failedToSave = Signal(str)
+
+    def __init__(self, client: EngineClient, playback: Playback, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.client = client
+        self.playback = playback
+        self.sample_rate = 0
+        self.context = ""  # the loaded model's id: results of another model do not count
+        self.project: Project | None = None
+        self.segments: list[SegmentAudio] = []
+        self._by_tag: dict[int, int] = {}
+        self._progress = BatchProgress()
+        host = client.host
+        host.chunk.connect(self._on_chunk)
+        host.finished.connect(self._on_finished)
+        host.failed.connect(self._on_failed)
+
+    # --- script -----------------------------------------------------------------------------
+    def reset(self, project: Project) -> None:
+        """Re-read the project's segments. Finished results whose text and settings still match
+        are kept; a segment being generated keeps going if its job is unchanged."""
+        self.project = project
+        running = {self.segments[i].job: self.segments[i] for i in self._by_tag.values()}
+        self._by_tag = {}
+        segments: list[SegmentAudio] = []
+        for job in project.jobs():
+            seg = running.pop(job, None) or running.pop(_same_content(job, running), None)
+            if seg is not None and seg.tag is not None:
+                seg.job = job
+                self._by_tag[seg.tag] = job.index
+            else:
+                seg = SegmentAudio(job)
+                res = project.result(job, self.context)
+                if res.status == "done":
+                    seg.status, seg.file, seg.seconds, seg.seed = (
+                        "done",
+                        Path(res.audio_file),
+                        res.duration,
+                        res.seed,
+                    )
+            segments.append(seg)
+        self.segments = segments
+        if running:  # edited away while generating: stop them
+            self.client.cancel([s.tag for s in running.values() if s.tag is not None])
+
+    def busy(self) -> bool:
+        return bool(self._by_tag)
+
+    # --- commands ---------------------------------------------------------------------------
+    def speak(self, build: Builder) -> None:
+        """Play the whole script: finished segments from the cache, all others generated at once."""
+        if not self.segments:
+            return
+        self._progress = BatchProgress()
+        self._begin([s.job.key for s in self.segments])
+        todo = []
+        for index, seg in enumerate(self.segments):
+            if seg.status == "done":
+                self.playback.add(seg.job.key, seg.samples())
+                self.playback.finish(seg.job.key)
+            else:
+                todo.append(index)
+        self._generate(todo, build)
+
+    def regenerate(self, index: int, build: Builder) -> None:
+        """Generate one segment again (its job says which seed); plays it when nothing else runs."""
+        if not self.busy():
+            self._progress = BatchProgress()
+            self._begin([self.segments[index].job.key])
+        self._generate([index], build)
+
+    def _begin(self, keys: list[str]) -> None:
+        gap = self.project.settings.gap_seconds if self.project is not None else 0.0
+        self.playback.begin(keys, self.sample_rate, gap)
+
+    def _generate(self, indices: list[int], build: Builder) -> None:
+        jobs = []
+        for index in indices:
+            seg = self.segments[index]
+            if seg.tag is not None:
+                self._by_tag.pop(seg.tag, None)
+                self.client.cancel([seg.tag])
+            seg.tag = next(_tags)
+            seg.status, seg.chunks, seg.message, seg.file, seg.seconds = "queued", [], "", None, None
+            self._by_tag[seg.tag] = index
+            self._progress.add(seg.tag, seg.job.text)
+            try:
+                voice, prompt, make = build(seg.job)
+            except Exception as exc:  # noqa: BLE001 - e.g. a voice tag naming no voice
+                self._fail(seg.tag, report(exc, "preparing a segment"))
+                continue
+            jobs.append(Job(seg.tag, voice, prompt, make))
+            self.segmentChanged.emit(index)
+        if jobs:
+            self.client.submit(jobs)
+        self._emit_progress()
+
+    def stop(self) -> None:
+        """Cancel everything still generating and stop playback."""
+        tags = list(self._by_tag)
+        if tags:
+            self.client.cancel(tags)
+        for tag in tags:
+            index = self._by_tag.pop(tag)
+            seg = self.segments[index]
+            seg.status, seg.tag, seg.chunks = "cancelled", None, []
+            self.segmentChanged.emit(index)
+        self.playback.stop()
+        self._emit_progress()
+        if tags:
+            self.runFinished.emit()
+
+    # --- queries ----------------------------------------------------------------------------
+    def fraction(self, index: int) -> float:
+        seg = self.segments[index]
+        return self._progress.fraction(seg.tag) if seg.tag is not None else float(seg.status == "done")
+
+    def finished_audio(self) -> list[tuple[SegmentJob, np.ndarray]]:
+        """(job, samples) of every finished segment, in script order."""
+        return [(s.job, s.samples()) for s in self.segments if s.status == "done"]
+
+    # --- engine events ----------------------------------------------------------------------
+    def _on_chunk(self, tag: int, samples: np.ndarray) -> None:
+        index = self._by_tag.get(tag)
+        if index is None:
+            return
+        seg = self.segments[index]
+        seg.chunks.append(samples)
+        seg.status = "generating"
+        seg.seconds = sum(len(c) for c in seg.chunks) / max(1, self.sample_rate)
+        self.playback.add(seg.job.key, samples)
+        self._progress.audio(tag, len(samples) / max(1, self.sample_rate))
+        self.segmentChanged.emit(index)
+        self._emit_progress()
+
+    def _on_finished(self, tag: int, event: Any) -> None:
+        index = self._by_tag.pop(tag, None)
+        if index is None:
+            return
+        seg = self.segments[index]
+        seg.status, seg.seed, seg.tag = "done", int(event.seed), None
+        self._progress.done(tag)
+        self.playback.finish(seg.job.key)
+        self._store(seg)
+        self._after_event(index)
+
+    def _store(self, seg: SegmentAudio) -> None:
+        """Keep the finished audio in the project's cache (a restart restores it)."""
+        if self.project is None:
+            return
+        from app.audio.io import write_audio
+
+        audio = seg.samples()
+        try:
+            path = self.project.audio_path(seg.job, seg.seed or 0, self.context)
+            write_audio(path, audio, self.sample_rate)
+        except Exception as exc:  # noqa: BLE001 - the audio stays in memory; saving is retried never
+            self.failedToSave.emit(report(exc, "saving a segment"))
+            return
+        seg.file = path
+        self.project.mark(
+            seg.job,
+            "done",
+            self.context,
+            audio_file=str(path),
+            duration=len(audio) / self.sample_rate,
+            seed=seg.seed,
+        )
+
+    def _on_failed(self, tag: int, message: str) -> None:
+        if tag in self._by_tag:
+            self._fail(tag, message)
+
+    def _fail(self, tag: int, message: str) -> None:
+        index = self._by_tag.pop(tag)
+        seg = self.segments[index]
+        seg.status, seg.message, seg.tag = "failed", message, None
+        self._progress.done(tag)
+        self.playback.fail(seg.job.key)
+        self._after_event(index)
+
+    def _after_event(self, index: int) -> None:
+        self.segmentChanged.emit(index)
+        self._emit_progress()
+        if not self._by_tag:
+            self.runFinished.emit()
+
+    def _emit_progress(self) -> None:
+        self.progressChanged.emit(self._progress.overall(), self._progress.eta())
+
+
+def _same_content(job: SegmentJob, running: dict[SegmentJob, SegmentAudio]) -> SegmentJob | None:
+    """A running job for the same segment key and text whose index moved (text edited above it)."""
+    return next((j for j in running if j.key == job.key and j.text == job.text), None)

@@ -1,0 +1,271 @@
+"""The window's menus and the dialogs behind them (export, record, models, settings, scripts).
+
+Dialogs open with ``open()`` (window-modal, non-blocking) and report back through ``accepted``;
+the one currently open is ``actions.dialog`` so tests can drive it like a user would.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QUrl
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
+from PySide6.QtWidgets import QApplication, QDialog, QMenu, QStyle
+
+from app import project as projects
+from app.errors import VoxDeskError
+from ui.errors import report
+from ui.views.export_dialog import ExportDialog, ExportOptions
+
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
+
+
+class WindowActions(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.w = window
+        self.dialog: QDialog | None = None
+        self._build_menus()
+
+    # --- menus ------------------------------------------------------------------------------
+    def _action(self, menu: QMenu, text: str, slot, shortcut: str | None = None, icon=None) -> QAction:  # noqa: ANN001
+        action = QAction(text, self.w)
+        if icon is not None:
+            action.setIcon(self.w.style().standardIcon(icon))
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+            action.setShortcutVisibleInContextMenu(True)
+        action.triggered.connect(lambda _checked=False: slot())
+        menu.addAction(action)
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.w.menuBar()
+        sp = QStyle.StandardPixmap
+        file = bar.addMenu(self.tr("&File"))
+        self._action(file, self.tr("New script"), self.new_script, None, sp.SP_FileIcon)
+        self._action(file, self.tr("Open script…"), self.open_script, "Ctrl+O", sp.SP_DialogOpenButton)
+        self._action(
+            file, self.tr("Save script as…"), self.save_script_as, "Ctrl+Shift+S", sp.SP_DialogSaveButton
+        )
+        file.addSeparator()
+        export = QAction(self.tr("Export audio…"), self.w)
+        export.setIcon(self.w.style().standardIcon(sp.SP_DriveHDIcon))
+        export.setToolTip("Ctrl+E")
+        export.triggered.connect(lambda _c=False: self.export())
+        file.addAction(export)
+        file.addSeparator()
+        self._action(file, self.tr("Quit"), self.w.close, "Ctrl+Q")
+        voices = bar.addMenu(self.tr("&Voices"))
+        self._action(voices, self.tr("Record a voice…"), self.record_voice, "Ctrl+R", sp.SP_MediaVolume)
+        self._action(
+            voices, self.tr("Import a voice…"), self.w.voices.import_dialog, "Ctrl+I", sp.SP_DialogOpenButton
+        )
+        tools = bar.addMenu(self.tr("&Tools"))
+        self._action(tools, self.tr("Models…"), self.manage_models, None, sp.SP_ComputerIcon)
+        self._action(
+            tools, self.tr("Pronunciation…"), self.edit_pronunciation, None, sp.SP_FileDialogDetailedView
+        )
+        self._action(tools, self.tr("Settings…"), self.open_settings, "Ctrl+,", sp.SP_FileDialogInfoView)
+        help_menu = bar.addMenu(self.tr("&Help"))
+        self._action(help_menu, self.tr("Open the log folder"), self.open_log_folder, None, sp.SP_DirIcon)
+        self._action(help_menu, self.tr("About VoxDesk"), self.about, None, sp.SP_MessageBoxInformation)
+
+    def _show(self, dialog: QDialog, on_accept) -> QDialog:  # noqa: ANN001
+        self.dialog = dialog
+        dialog.accepted.connect(on_accept)
+        dialog.finished.connect(lambda _r: self._closed(dialog))
+        dialog.open()
+        return dialog
+
+    def _closed(self, dialog: QDialog) -> None:
+        if self.dialog is dialog:
+            self.dialog = None
+        dialog.deleteLater()
+
+    # --- scripts ----------------------------------------------------------------------------
+    def new_script(self) -> None:
+        self.w.autosave()
+        self.w.project.discard_autosave()
+        self.w.set_project(projects.Project())
+
+    def open_script(self) -> None:
+        path = self.w.dialogs.open_project(self.w)
+        if path is None:
+            return
+        try:
+            project = projects.Project.load(path)
+        except VoxDeskError as err:
+            self.w.dialogs.error(self.w, str(err))
+            return
+        self.w.set_project(project)
+
+    def save_script_as(self) -> None:
+        suggested = self.w.project.path or self.w.settings.output_dir / f"script{projects.SUFFIX}"
+        path = self.w.dialogs.save_path(self.w, self.tr("Save script"), suggested, "VoxDesk (*.voxdesk)")
+        if path is None:
+            return
+        try:
+            self.w.project.save(path)
+            self.w.autosave()
+        except Exception as exc:  # noqa: BLE001
+            self.w.dialogs.error(self.w, report(exc, "saving the script"))
+
+    # --- export -----------------------------------------------------------------------------
+    def export(self) -> None:
+        if not self.w.session.finished_audio():
+            self.w.dialogs.info(self.w, self.tr("There is no audio to export yet. Press Speak first."))
+            return
+        name = self.w.project.path.stem if self.w.project.path else "voxdesk"
+        defaults = ExportOptions(
+            path=self.w.settings.output_dir / f"{name}.wav",
+            gap_ms=int(self.w.project.settings.gap_seconds * 1000),
+        )
+        dialog = ExportDialog(defaults, self.w.dialogs, self.w)
+        self._show(dialog, lambda: self.run_export(dialog.options()))
+
+    def run_export(self, options: ExportOptions) -> list[Path]:
+        """Write what ``options`` asks for; asks before replacing files. Returns the files written."""
+        from app import export
+
+        finished = self.w.session.finished_audio()
+        total = len(self.w.session.segments)
+        if len(finished) < total:
+            question = self.tr("{0} of {1} segments are not generated yet. Export the finished ones?").format(
+                total - len(finished), total
+            )
+            if not self.w.dialogs.confirm(self.w, question):
+                return []
+        clips = [export.Clip(job.display_text, samples) for job, samples in finished]
+        existing = [p for p in options.targets(len(clips)) if p.exists()]
+        if existing:
+            names = ", ".join(p.name for p in existing[:3]) + (" …" if len(existing) > 3 else "")
+            if not self.w.dialogs.confirm(self.w, self.tr("Replace the existing files? ({0})").format(names)):
+                return []
+        rate, gap = self.w.session.sample_rate, options.gap_ms / 1000
+        written: list[Path] = []
+        try:
+            if options.merged:
+                written.append(
+                    export.export_merged(options.with_suffix(), clips, rate, gap, options.fmt, overwrite=True)
+                )
+            if options.srt:
+                written.append(export.export_srt(options.srt_path(), clips, rate, gap, overwrite=True))
+            if options.segments:
+                written += export.export_segments(
+                    options.segments_dir(), clips, rate, fmt=options.fmt, overwrite=True
+                )
+        except Exception as exc:  # noqa: BLE001
+            self.w.dialogs.error(self.w, report(exc, "exporting"))
+            return written
+        self.w.settings.output_dir = options.path.parent
+        self.w.project.with_settings(gap_seconds=gap)
+        self.w.autosave()
+        self.w.statusBar().showMessage(
+            self.tr("Exported {0} file(s) to {1}").format(len(written), options.path.parent), 8000
+        )
+        return written
+
+    # --- voices -----------------------------------------------------------------------------
+    def record_voice(self) -> None:
+        from ui.views.record_dialog import RecordDialog
+
+        dialog = RecordDialog(self.w.settings.input_device or None, self.w.dialogs, self.w)
+        self._show(dialog, lambda: self._save_recording(dialog))
+
+    def _save_recording(self, dialog) -> None:  # noqa: ANN001
+        take = dialog.take()
+        if take is not None:
+            samples, rate = take
+            self.w.voices.add_recording(samples, rate, dialog.voice_name())
+
+    # --- script tools -----------------------------------------------------------------------
+    def edit_pronunciation(self) -> None:
+        from ui.views.pronunciation_dialog import PronunciationDialog
+
+        dialog = PronunciationDialog(self.w.project.rules.rules, self.w)
+        self._show(dialog, lambda: self._set_rules(dialog.rules()))
+
+    def _set_rules(self, rules: list) -> None:
+        self.w.project.rules.set_rules(rules)
+        self.w.refresh_and_save()
+
+    def edit_segment_settings(self, row: int) -> None:
+        from ui.views.generation_form import SegmentSettingsDialog
+
+        if row >= len(self.w.session.segments):
+            return
+        job = self.w.session.segments[row].job
+        s = self.w.project.settings
+        script_values = {
+            "cfg_value": s.cfg_value,
+            "inference_timesteps": s.inference_timesteps,
+            "style": s.voice_design,
+        }
+        over = self.w.project.overrides.get(job.key, projects.SegmentOverride())
+        own = None
+        if (over.cfg_value, over.inference_timesteps, over.voice_design) != (None, None, None):
+            own = {
+                "cfg_value": over.cfg_value if over.cfg_value is not None else s.cfg_value,
+                "inference_timesteps": over.inference_timesteps or s.inference_timesteps,
+                "style": over.voice_design if over.voice_design is not None else s.voice_design,
+            }
+        dialog = SegmentSettingsDialog(script_values, own, over.seed, self.w)
+        self._show(dialog, lambda: self._set_override(job.key, *dialog.result_values()))
+
+    def _set_override(self, key: str, own: dict | None, seed: int | None) -> None:
+        override = projects.SegmentOverride(
+            seed=seed,
+            cfg_value=own["cfg_value"] if own else None,
+            inference_timesteps=own["inference_timesteps"] if own else None,
+            voice_design=own["style"] if own else None,
+        )
+        self.w.project.set_override(key, override)
+        self.w.refresh_and_save()
+
+    # --- app --------------------------------------------------------------------------------
+    def manage_models(self, first_run: bool = False) -> None:
+        from ui.views.model_manager import ModelManager
+
+        dialog = ModelManager(self.w.settings, self.w.dialogs, first_run, self.w)
+        self._show(dialog, lambda: self._use_model(dialog.chosen_folder()))
+
+    def _use_model(self, folder: Path | None) -> None:
+        if folder is not None:
+            self.w.settings.model_dir = folder
+            self.w.load_model(folder)
+
+    def open_settings(self) -> None:
+        from ui.views.settings_dialog import SettingsDialog
+
+        before = (self.w.settings.language, self.w.settings.device)
+        dialog = SettingsDialog(self.w.settings, self.w.dialogs, self.w)
+        self._show(dialog, lambda: self._settings_changed(before))
+
+    def _settings_changed(self, before: tuple[str, str]) -> None:
+        from ui.theme import apply_theme
+
+        app = QApplication.instance()
+        if app is not None:
+            apply_theme(app, self.w.settings.theme)
+        self.w.apply_output_device()
+        if self.w.settings.language != before[0]:
+            self.w.dialogs.info(self.w, self.tr("The new language is used after you restart VoxDesk."))
+        if self.w.settings.device != before[1] and self.w.model.folder is not None:
+            self.w.load_model(self.w.model.folder)
+
+    def open_log_folder(self) -> None:
+        from app.paths import log_dir
+
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(log_dir())))
+
+    def about(self) -> None:
+        self.w.dialogs.info(
+            self.w,
+            self.tr(
+                "VoxDesk clones a voice and speaks any text in it, entirely on this computer. "
+                "Nothing is uploaded; the only network use is a model download you start yourself."
+            ),
+        )
