@@ -1,8 +1,8 @@
 """Tiny random VoxCPM checkpoints for every test file of the project.
 
-Use the session fixtures (written once per test session, in the official file format)::
-
-    from tiny import tiny_v1, tiny_v2  # noqa: F401  (pytest finds imported fixtures)
+The session fixtures ``tiny_v1`` and ``tiny_v2`` (written once per test session, in the
+official file format) are registered for every test file by ``conftest.py``
+(``pytest_plugins = ["tiny"]``), so just name them::
 
     def test_something(tiny_v2):       # a pathlib.Path to the model folder
         ...
