@@ -124,6 +124,12 @@ def test_fold_weight_norm_is_equivalent(version: int, cfg: dict) -> None:
     keys = ours.state_dict().keys()
     assert not any(k.endswith(("weight_g", "weight_v")) for k in keys)
     assert "decoder.model.0.weight" in keys
+    # Folding first and loading the official weight_g/weight_v checkpoint afterwards works too.
+    ref, _ = make_pair(version, cfg, seed=5)
+    early = AudioVAE(AudioVAEConfig.from_dict(cfg, version)).eval().fold_weight_norm()
+    early.load_state_dict(ref.state_dict(), strict=True)
+    with torch.no_grad():
+        torch.testing.assert_close(early.decode(z), out, rtol=1e-5, atol=1e-5)
 
 
 def test_config_defaults_and_derived_values() -> None:

@@ -3,7 +3,8 @@
 The parameter names and shapes equal the official ``audiovae.pth`` exactly (old-style weight
 norm: ``weight_g``/``weight_v``; Snake ``alpha``; V2's ``sr_cond_model`` and int32
 ``sr_bin_boundaries`` buffer), so the official file loads with ``load_state_dict(strict=True)``.
-Call :meth:`AudioVAE.fold_weight_norm` after loading to drop the per-call weight-norm math.
+:meth:`AudioVAE.fold_weight_norm` drops the per-call weight-norm math; a folded model still
+loads the official ``weight_g``/``weight_v`` keys (they are folded as they arrive).
 
 Every decoder convolution is causal. Each one takes an optional ``stream`` object which supplies
 the left context (the previous chunk's last inputs) instead of zero padding; that is how
@@ -232,6 +233,15 @@ class CausalConv(nn.Module):
         weight = self.effective_weight().detach().clone()
         del self.weight_g, self.weight_v
         self.weight = nn.Parameter(weight, requires_grad=False)
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
+        # A folded conv still accepts the checkpoint's weight_g/weight_v pair: fold it on the way in.
+        g, v = prefix + "weight_g", prefix + "weight_v"
+        if self.folded and g in state_dict and v in state_dict:
+            gain, direction = state_dict.pop(g), state_dict.pop(v)
+            norm = torch.linalg.vector_norm(direction, dim=(1, 2), keepdim=True)
+            state_dict[prefix + "weight"] = direction * (gain / norm)
+        super()._load_from_state_dict(state_dict, prefix, *args)
 
     def forward(self, x: torch.Tensor, stream: Stream | None = None) -> torch.Tensor:
         w = self.effective_weight()
