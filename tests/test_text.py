@@ -78,6 +78,14 @@ def test_long_sentence_splits_at_commas_then_length():
     assert split_sentences(no_spaces, max_chars=50) == ["x" * 50, "x" * 50, "x" * 30]
 
 
+def test_numbers_with_commas_and_colons_stay_whole():
+    text = "At 10:30 we paid 1,000,000 dollars, then left, " * 3 + "done."
+    parts = split_sentences(text, max_chars=60)
+    assert all(len(p) <= 60 for p in parts)
+    assert all("1,000,000" in p or "1," not in p for p in parts) and "10:30" in parts[0]
+    assert " ".join(parts) == text
+
+
 def test_default_max_keeps_segments_short():
     text = ("A sentence that goes on, and on, and on: with many clauses, " * 30) + "end."
     segments = split_script(text)

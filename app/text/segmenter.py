@@ -9,7 +9,8 @@ Rules, in order:
 2. Each line is split into sentences after ``。！？；…!?;`` and after ``.`` when a space or the end
    of the line follows (so ``3.14`` and ``e.g.`` inside a sentence stay together). Closing quotes
    and brackets stay with the sentence they close.
-3. A sentence longer than ``max_chars`` is split at commas and colons (``，、,:：``), the pieces
+3. A sentence longer than ``max_chars`` is split at commas and colons (``，、,:：``; the Latin
+   ones only before a space, so ``1,000`` and ``10:30`` stay whole), the pieces
    packed back together up to ``max_chars``; a piece still too long is cut at a space, or hard at
    ``max_chars`` for text without spaces. VoxCPM2 distorts on inputs past ~300 characters, hence
    the default of 200.
@@ -34,7 +35,8 @@ _END = re.compile(
     rf"(?:[。！？；…!?;]+|\.+(?=\s|$)|\.+(?=[{re.escape(_CLOSERS)}]+(?:\s|$)))[{re.escape(_CLOSERS)}]*"
 )
 _ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "prof", "st", "vs", "etc", "e.g", "i.e", "jr", "sr"}
-_SOFT_BREAK = re.compile(r"[，、,:：]+")
+# Latin commas and colons only count when a space follows, so "1,000" and "10:30" stay whole.
+_SOFT_BREAK = re.compile(r"[，、：]+|[,:]+(?=\s|$)")
 _SPACES = re.compile(r"\s+")
 
 
