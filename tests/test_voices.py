@@ -114,8 +114,12 @@ def test_damaged_metadata_is_skipped_and_reported(lib):
     good = lib.create_from_samples(_tone(1.0, 16000), 16000, "Good")
     bad = lib.create_from_samples(_tone(1.0, 16000), 16000, "Bad")
     (lib.folder(bad) / "voice.json").write_text("{not json")
+    odd = lib.create_from_samples(_tone(1.0, 16000), 16000, "Odd")
+    meta = json.loads((lib.folder(odd) / "voice.json").read_text())
+    meta["trim_end"] = "soon"
+    (lib.folder(odd) / "voice.json").write_text(json.dumps(meta))
     assert [v.id for v in lib.list()] == [good.id]
-    assert len(lib.problems) == 1 and bad.id in lib.problems[0]
+    assert len(lib.problems) == 2 and bad.id in " ".join(lib.problems) and odd.id in " ".join(lib.problems)
     with pytest.raises(VoxDeskError, match="damaged"):
         lib.get(bad.id)
 

@@ -78,9 +78,19 @@ class Voice:
     def from_dict(cls, data: dict[str, Any]) -> Voice:
         """Parse saved metadata; unknown keys are ignored. Raises ValueError/TypeError if damaged."""
         known = {f.name for f in fields(cls)}
-        voice = cls(**{k: v for k, v in data.items() if k in known})
-        if not (isinstance(voice.id, str) and isinstance(voice.name, str) and voice.sample_rate > 0):
-            raise ValueError("bad id, name or sample rate")
+        values = {k: v for k, v in data.items() if k in known}
+        for name in ("id", "name", "audio_sha256", "transcript", "created", "source"):
+            if name in values and not isinstance(values[name], str):
+                raise ValueError(f"{name} is not text")
+        for name in ("sample_rate", "n_samples"):
+            values[name] = int(values[name])
+        for name in ("trim_start", "gain_db"):
+            values[name] = float(values.get(name, 0.0))
+        if values.get("trim_end") is not None:
+            values["trim_end"] = float(values["trim_end"])
+        voice = cls(**values)
+        if voice.sample_rate <= 0 or voice.n_samples <= 0:
+            raise ValueError("bad sample rate or length")
         return voice
 
 
@@ -132,7 +142,7 @@ class VoiceLibrary:
                 voice = Voice.from_dict(json.loads(meta.read_text(encoding="utf-8")))
                 if voice.id != meta.parent.name or not (meta.parent / AUDIO).is_file():
                     raise ValueError("id or audio file mismatch")
-            except (OSError, ValueError, TypeError) as exc:
+            except (OSError, ValueError, TypeError, KeyError) as exc:
                 self.problems.append(f"The voice in {meta.parent} could not be read ({exc}); it was skipped.")
                 continue
             voices.append(voice)
@@ -145,7 +155,7 @@ class VoiceLibrary:
             return Voice.from_dict(json.loads(meta.read_text(encoding="utf-8")))
         except FileNotFoundError:
             raise VoxDeskError("That voice no longer exists. Pick another voice.") from None
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError, KeyError):
             raise VoxDeskError(
                 f"The voice in {meta.parent} is damaged. Delete it and import the audio again."
             ) from None
