@@ -56,6 +56,8 @@ class ScriptSettings:
             object.__setattr__(self, name, kind(getattr(self, name)))
         object.__setattr__(self, "max_chars", int(self.max_chars))
         object.__setattr__(self, "voice_design", str(self.voice_design))
+        if self.default_voice is not None:
+            object.__setattr__(self, "default_voice", str(self.default_voice) or None)
         if not 0.0 <= self.cfg_value <= 10.0:
             raise ValueError(f"cfg_value must be between 0 and 10, got {self.cfg_value}")
         if not 1 <= self.inference_timesteps <= 100:
@@ -75,6 +77,17 @@ class SegmentOverride:
     inference_timesteps: int | None = None
     voice_design: str | None = None
 
+    def __post_init__(self) -> None:
+        for name, kind in (
+            ("seed", int),
+            ("cfg_value", float),
+            ("inference_timesteps", int),
+            ("voice_design", str),
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, kind(value))
+
 
 @dataclass(frozen=True)
 class SegmentResult:
@@ -88,6 +101,9 @@ class SegmentResult:
     fingerprint: str = ""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "duration", float(self.duration))
+        if self.seed is not None:
+            object.__setattr__(self, "seed", int(self.seed))
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
 
