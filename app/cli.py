@@ -205,6 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--self-test"]:  # the installation check (bundle builds, support): see app/selftest.py
+        from app.selftest import run_self_test
+
+        return run_self_test(*argv[1:2])
     if not argv:
         from ui.main import run
 

@@ -25,6 +25,7 @@ from app.errors import VoxDeskError
 SENTENCE = "VoxDesk self-test: one short sentence, spoken by a tiny model."
 PRESET = "tiny-v2"
 BUNDLED_MODEL = "selftest-model"
+MIN_PATCHES = 8
 MAX_PATCHES = 12
 SILENCE_RMS = 1e-4
 
@@ -55,7 +56,11 @@ def synthesise(model_dir: Path, text: str, device: str) -> tuple[np.ndarray, int
     engine = Engine(EngineConfig(model_dir=str(model_dir), device=device, max_num_seqs=2, max_model_len=512))
     loaded = time.perf_counter()
     try:
-        rid = engine.submit(SynthRequest(text=text, seed=1234, inference_timesteps=4, max_len=MAX_PATCHES))
+        rid = engine.submit(
+            SynthRequest(
+                text=text, seed=1234, inference_timesteps=4, min_len=MIN_PATCHES, max_len=MAX_PATCHES
+            )
+        )
         chunks: list[np.ndarray] = []
         finished: RequestFinished | None = None
         for _ in range(10 * MAX_PATCHES):
@@ -78,10 +83,10 @@ def synthesise(model_dir: Path, text: str, device: str) -> tuple[np.ndarray, int
         engine.shutdown()
     done = time.perf_counter()
     samples = np.concatenate(chunks) if chunks else np.zeros(0, np.float32)
-    seconds = samples.size / rate
     facts["load"] = f"{loaded - start:.2f} s"
     facts["speech"] = (
-        f"{finished.n_patches} patches, {seconds:.2f} s of audio at {rate} Hz in {done - loaded:.2f} s"
+        f"{finished.n_patches} patches, {1000 * samples.size / rate:.0f} ms of audio at {rate} Hz"
+        f" in {done - loaded:.2f} s"
     )
     return samples, rate, facts
 
@@ -122,7 +127,7 @@ def run_checks(model_dir: Path | None, device: str, say: Callable[[str], None]) 
         if model_dir is None:
             model_dir = bundled_model_dir()
             if model_dir is None:  # a source checkout: write the tiny checkpoint now
-                model_dir = write_selftest_model(Path(tmp) / "model")
+                model_dir = write_selftest_model(Path(tmp) / BUNDLED_MODEL)
         if not model_dir.is_dir():
             raise SelfTestFailure(f"the self-test model is missing: {model_dir} is not a folder")
         say(f"  model folder: {model_dir}")

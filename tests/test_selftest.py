@@ -1,0 +1,139 @@
+"""The bundle's runtime pieces: the self-test, the frozen entry point's crash log, the PortAudio hook.
+
+PyInstaller itself is not run here (installer/build_linux.sh does that); these tests run the same
+code in-process on a tiny checkpoint.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import importlib.util
+import runpy
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app import selftest
+from app.errors import VoxDeskError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return selftest.write_selftest_model(tmp_path_factory.mktemp("selftest") / "model")
+
+
+def last_line(text: str) -> str:
+    return text.strip().splitlines()[-1]
+
+
+def test_self_test_passes_on_the_tiny_model(tiny_model: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli import main
+
+    assert main(["--self-test", str(tiny_model)]) == 0
+    out = capsys.readouterr().out
+    assert last_line(out).startswith("SELF-TEST PASSED")
+    assert "wav file:" in out and "Hz" in out and "PortAudio" in out
+
+
+def test_self_test_writes_its_own_model_in_a_source_checkout(capsys: pytest.CaptureFixture[str]) -> None:
+    assert selftest.run_self_test(device="cpu") == 0
+    assert last_line(capsys.readouterr().out).startswith("SELF-TEST PASSED")
+
+
+def test_corrupt_model_fails_with_one_clear_line(
+    tiny_model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for item in tiny_model.iterdir():
+        (broken / item.name).write_bytes(item.read_bytes())
+    weights = broken / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])  # a download cut short
+    assert selftest.run_self_test(broken, device="cpu") == 1
+    line = last_line(capsys.readouterr().out)
+    assert line.startswith("SELF-TEST FAILED: ") and len(line) > len("SELF-TEST FAILED: ") + 10
+
+
+def test_missing_model_folder_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert selftest.run_self_test(tmp_path / "nowhere", device="cpu") == 1
+    assert "is not a folder" in last_line(capsys.readouterr().out)
+
+
+def test_silent_audio_is_caught(tmp_path: Path) -> None:
+    import soundfile
+
+    wav = tmp_path / "quiet.wav"
+    soundfile.write(str(wav), np.zeros(1600, np.float32), 16000)
+    with pytest.raises(selftest.SelfTestFailure, match="silent"):
+        selftest.check_file(wav, 16000, 1600)
+    with pytest.raises(selftest.SelfTestFailure, match="Hz"):
+        selftest.check_file(wav, 48000, 1600)
+
+
+# ---- installer/entry.py: nothing ends silently -------------------------------------------------
+def load_entry():
+    spec = importlib.util.spec_from_file_location("voxdesk_entry", ROOT / "installer" / "entry.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_crash_log_holds_the_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOXDESK_HOME", str(tmp_path))
+    entry = load_entry()
+    try:
+        raise RuntimeError("torch DLL missing")
+    except RuntimeError as exc:
+        path = entry.write_crash_log(exc)
+        message = entry.crash_message(exc, path)
+    assert path.parent == tmp_path / "logs"
+    text = path.read_text(encoding="utf-8")
+    assert "Traceback" in text and "RuntimeError: torch DLL missing" in text
+    assert str(path) in message and "\n" not in message
+    assert entry.crash_message(VoxDeskError("The model folder is empty."), path).startswith(
+        "The model folder is empty."
+    )
+
+
+def test_windowed_process_gets_a_console_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOXDESK_HOME", str(tmp_path))
+    entry = load_entry()
+    monkeypatch.setattr(sys, "stdout", None)
+    monkeypatch.setattr(sys, "stderr", None)
+    assert entry.redirect_missing_streams() is True
+    print("report line")
+    sys.stdout.flush()
+    assert (tmp_path / "logs" / entry.CONSOLE_LOG).read_text(encoding="utf-8") == "report line\n"
+    sys.stdout.close()
+
+
+def test_crash_in_main_exits_non_zero_with_a_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("VOXDESK_HOME", str(tmp_path))
+    entry = load_entry()
+    monkeypatch.setattr(entry.faulthandler, "enable", lambda *args, **kwargs: None)
+    broken = type(sys)("app.cli")
+    broken.main = lambda argv: 1 / 0
+    monkeypatch.setitem(sys.modules, "app.cli", broken)
+    monkeypatch.delitem(sys.modules, "PySide6.QtWidgets", raising=False)  # no dialog in a test run
+    assert entry.main() == 1
+    assert "unexpected error" in capsys.readouterr().err
+    assert len(list((tmp_path / "logs").glob("crash-*.log"))) == 1
+
+
+# ---- installer/rthook_portaudio.py --------------------------------------------------------------
+def test_portaudio_hook_points_at_the_bundled_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundled = tmp_path / "libportaudio.so.2"
+    bundled.write_bytes(b"")
+    monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: f"system-{name}")
+    runpy.run_path(str(ROOT / "installer" / "rthook_portaudio.py"))
+    assert ctypes.util.find_library("portaudio") == str(bundled)
+    assert ctypes.util.find_library("sndfile") == "system-sndfile"
