@@ -6,9 +6,8 @@ norm: ``weight_g``/``weight_v``; Snake ``alpha``; V2's ``sr_cond_model`` and int
 :meth:`AudioVAE.fold_weight_norm` drops the per-call weight-norm math; a folded model still
 loads the official ``weight_g``/``weight_v`` keys (they are folded as they arrive).
 
-Every decoder convolution is causal. Each one takes an optional ``stream`` object which supplies
-the left context (the previous chunk's last inputs) instead of zero padding; that is how
-``streaming_vae.StreamingDecoder`` reproduces the full decode exactly, chunk by chunk.
+The layers are in ``vae_layers.py``; ``streaming_vae.StreamingDecoder`` runs this decoder
+chunk by chunk through the ``stream`` argument of :meth:`AudioVAE.decode`.
 """
 
 from __future__ import annotations
@@ -16,13 +15,21 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from app.errors import VoxDeskError
+from app.models.voxcpm.vae_layers import (
+    CausalConv,
+    DecoderBlock,
+    EncoderBlock,
+    SampleRateCondition,
+    Snake,
+    Stream,
+)
 
 _COND_TYPES = ("scale_bias", "scale_bias_init", "add", "concat")
 
@@ -152,149 +159,6 @@ class AudioVAEConfig:
         return self.version == 2 and self.sr_bin_boundaries is not None
 
 
-class Stream(Protocol):
-    """Left-context provider for streaming: see ``streaming_vae.StreamingDecoder``."""
-
-    def extend(self, conv: CausalConv, x: torch.Tensor, context: int) -> torch.Tensor:
-        """Return ``x`` with ``context`` earlier input frames prepended; remember the new tail."""
-        ...
-
-
-class Snake(nn.Module):
-    """``x + sin²(αx) / (α + 1e-9)`` with a learned per-channel α."""
-
-    def __init__(self, channels: int) -> None:
-        super().__init__()
-        self.alpha = nn.Parameter(torch.ones(1, channels, 1))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        alpha = self.alpha
-        return x + (alpha + 1e-9).reciprocal() * torch.sin(alpha * x).pow(2)
-
-
-class CausalConv(nn.Module):
-    """A weight-normed causal ``conv1d`` or ``conv_transpose1d``.
-
-    Plain conv: left-pads by ``left_pad`` (zeros, or the stream's context). Transposed conv:
-    no padding, the last ``trim`` outputs are cut; streaming needs ``kernel - trim == stride``
-    so each input frame yields exactly ``stride`` outputs.
-    """
-
-    def __init__(
-        self,
-        cin: int,
-        cout: int,
-        kernel: int,
-        *,
-        stride: int = 1,
-        dilation: int = 1,
-        groups: int = 1,
-        left_pad: int = 0,
-        transposed: bool = False,
-        trim: int = 0,
-        bias: bool = True,
-    ) -> None:
-        super().__init__()
-        self.cin, self.kernel, self.stride, self.dilation, self.groups = cin, kernel, stride, dilation, groups
-        self.left_pad, self.transposed, self.trim = left_pad, transposed, trim
-        shape = (cin, cout // groups, kernel) if transposed else (cout, cin // groups, kernel)
-        v = torch.empty(shape)
-        nn.init.kaiming_uniform_(v, a=math.sqrt(5))  # torch's Conv default
-        self.weight_g = nn.Parameter(torch.linalg.vector_norm(v, dim=(1, 2), keepdim=True))
-        self.weight_v = nn.Parameter(v)
-        if bias:
-            fan_in = shape[1] * kernel
-            self.bias = nn.Parameter(torch.empty(cout).uniform_(-(fan_in**-0.5), fan_in**-0.5))
-        else:
-            self.register_parameter("bias", None)
-
-    @property
-    def folded(self) -> bool:
-        return "weight" in self._parameters
-
-    @property
-    def context(self) -> int:
-        """Earlier input frames each output depends on (the streaming state length)."""
-        if self.transposed:
-            return (self.kernel - 1) // self.stride
-        return self.left_pad
-
-    def effective_weight(self) -> torch.Tensor:
-        if self.folded:
-            return self._parameters["weight"]
-        v, g = self.weight_v, self.weight_g
-        return v * (g / torch.linalg.vector_norm(v, dim=(1, 2), keepdim=True))
-
-    @torch.no_grad()
-    def fold_weight_norm(self) -> None:
-        """Replace ``weight_g``/``weight_v`` by the plain ``weight`` they define."""
-        if self.folded:
-            return
-        weight = self.effective_weight().detach().clone()
-        del self.weight_g, self.weight_v
-        self.weight = nn.Parameter(weight, requires_grad=False)
-
-    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
-        # A folded conv still accepts the checkpoint's weight_g/weight_v pair: fold it on the way in.
-        g, v = prefix + "weight_g", prefix + "weight_v"
-        if self.folded and g in state_dict and v in state_dict:
-            gain, direction = state_dict.pop(g), state_dict.pop(v)
-            norm = torch.linalg.vector_norm(direction, dim=(1, 2), keepdim=True)
-            state_dict[prefix + "weight"] = direction * (gain / norm)
-        super()._load_from_state_dict(state_dict, prefix, *args)
-
-    def forward(self, x: torch.Tensor, stream: Stream | None = None) -> torch.Tensor:
-        w = self.effective_weight()
-        if self.transposed:
-            n = x.shape[-1]
-            if stream is None:
-                y = F.conv_transpose1d(x, w, self.bias, self.stride, groups=self.groups)
-                return y[..., : y.shape[-1] - self.trim]
-            c = self.context
-            y = F.conv_transpose1d(stream.extend(self, x, c), w, self.bias, self.stride, groups=self.groups)
-            return y[..., c * self.stride : (c + n) * self.stride]
-        if self.left_pad:
-            x = F.pad(x, (self.left_pad, 0)) if stream is None else stream.extend(self, x, self.left_pad)
-        return F.conv1d(x, w, self.bias, self.stride, 0, self.dilation, self.groups)
-
-
-def _down_pad(stride: int, version: int) -> int:
-    """Left padding of an encoder downsampling conv (V2 subtracts ``output_padding``)."""
-    pad = 2 * math.ceil(stride / 2)
-    return pad - stride % 2 if version == 2 else pad
-
-
-class ResidualUnit(nn.Module):
-    """Snake, dilated causal k=7 conv, Snake, 1x1 conv; plus the input."""
-
-    def __init__(self, dim: int, dilation: int, groups: int) -> None:
-        super().__init__()
-        self.block = nn.Sequential(
-            Snake(dim),
-            CausalConv(dim, dim, 7, dilation=dilation, groups=groups, left_pad=6 * dilation),
-            Snake(dim),
-            CausalConv(dim, dim, 1),
-        )
-
-    def forward(self, x: torch.Tensor, stream: Stream | None = None) -> torch.Tensor:
-        snake1, conv1, snake2, conv2 = self.block
-        return x + conv2(snake2(conv1(snake1(x), stream)))
-
-
-class EncoderBlock(nn.Module):
-    def __init__(self, dim: int, stride: int, groups: int, version: int) -> None:
-        super().__init__()
-        half = dim // 2
-        self.block = nn.Sequential(
-            *(ResidualUnit(half, d, groups) for d in (1, 3, 9)),
-            Snake(half),
-            CausalConv(half, dim, 2 * stride, stride=stride, left_pad=_down_pad(stride, version)),
-        )
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.block(x)
-
-
 class Encoder(nn.Module):
     def __init__(self, cfg: AudioVAEConfig) -> None:
         super().__init__()
@@ -309,62 +173,6 @@ class Encoder(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc_mu(self.block(x))
-
-
-class DecoderBlock(nn.Module):
-    """Snake, causal transposed conv (upsample by ``stride``), three residual units."""
-
-    def __init__(self, cin: int, cout: int, stride: int, groups: int) -> None:
-        super().__init__()
-        trim = 2 * math.ceil(stride / 2) - stride % 2
-        self.block = nn.Sequential(
-            Snake(cin),
-            CausalConv(cin, cout, 2 * stride, stride=stride, transposed=True, trim=trim),
-            *(ResidualUnit(cout, d, groups) for d in (1, 3, 9)),
-        )
-        self.input_channels = cin
-
-    def forward(self, x: torch.Tensor, stream: Stream | None = None) -> torch.Tensor:
-        snake, up, *units = self.block
-        x = up(snake(x), stream)
-        for unit in units:
-            x = unit(x, stream)
-        return x
-
-
-class SampleRateCondition(nn.Module):
-    """V2: per-channel modulation by the output sample-rate bucket, before a decoder block."""
-
-    def __init__(self, dim: int, buckets: int, cfg: AudioVAEConfig) -> None:
-        super().__init__()
-        self.cond_type = cfg.cond_type
-        out_in = dim
-        if cfg.cond_type in ("scale_bias", "scale_bias_init"):
-            self.scale_embed = nn.Embedding(buckets, dim)
-            self.bias_embed = nn.Embedding(buckets, dim)
-            nn.init.ones_(self.scale_embed.weight)
-            nn.init.zeros_(self.bias_embed.weight)
-        elif cfg.cond_type == "add":
-            self.cond_embed = nn.Embedding(buckets, dim)
-        else:  # concat
-            self.cond_embed = nn.Embedding(buckets, cfg.cond_dim)
-            out_in = dim + cfg.cond_dim
-        if cfg.cond_out_layer:
-            self.out_layer = nn.Sequential(Snake(out_in), CausalConv(out_in, dim, 1))
-        else:
-            self.out_layer = nn.Identity()
-
-    def forward(self, x: torch.Tensor, bucket: int) -> torch.Tensor:
-        # Indexing the tables by a Python int (no index tensor) keeps this free of host-to-device copies.
-        if self.cond_type == "concat":
-            cond = self.cond_embed.weight[bucket].view(1, -1, 1)
-            x = torch.cat([x, cond.expand(x.shape[0], -1, x.shape[-1])], dim=1)
-        elif self.cond_type == "add":
-            x = x + self.cond_embed.weight[bucket].view(1, -1, 1)
-        else:
-            scale = self.scale_embed.weight[bucket].view(1, -1, 1)
-            x = x * scale + self.bias_embed.weight[bucket].view(1, -1, 1)
-        return self.out_layer(x)
 
 
 class Decoder(nn.Module):
@@ -389,7 +197,11 @@ class Decoder(nn.Module):
             self.register_buffer("sr_bin_boundaries", torch.tensor(cfg.sr_bin_boundaries, dtype=torch.int32))
             buckets = len(cfg.sr_bin_boundaries) + 1
             self.sr_cond_model = nn.ModuleList(
-                SampleRateCondition(m.input_channels, buckets, cfg) if isinstance(m, DecoderBlock) else None
+                SampleRateCondition(
+                    m.input_channels, buckets, cfg.cond_type, cfg.cond_dim, cfg.cond_out_layer
+                )
+                if isinstance(m, DecoderBlock)
+                else None
                 for m in layers
             )
         else:
@@ -453,7 +265,7 @@ class AudioVAE(nn.Module):
         return self.decoder(z, sample_rate or self.cfg.output_rate, stream)
 
     def fold_weight_norm(self) -> AudioVAE:
-        """Fold weight norm into plain weights (call after loading the checkpoint)."""
+        """Fold weight norm into plain weights for speed (numerically the same)."""
         for module in self.modules():
             if isinstance(module, CausalConv):
                 module.fold_weight_norm()

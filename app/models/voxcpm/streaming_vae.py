@@ -22,7 +22,8 @@ from collections.abc import Sequence
 
 import torch
 
-from app.models.voxcpm.audio_vae import AudioVAE, CausalConv
+from app.models.voxcpm.audio_vae import AudioVAE
+from app.models.voxcpm.vae_layers import CausalConv
 
 
 class StreamingDecoder:
