@@ -1,0 +1,148 @@
+"""``voxdesk`` end to end on tiny checkpoints, and its one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+from tiny import tone
+
+from app.cli import main
+from app.models.voxcpm.generate import Synthesizer
+from app.models.voxcpm.prompt import VoicePrompt
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(argv, capsys) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_synth_one_text_matches_library(tiny_v2, tmp_path, capsys):
+    out = tmp_path / "a.wav"
+    args = ["synth", "--model", str(tiny_v2), "--text", "你好 world", "--seed", "3", "--device", "cpu"]
+    code, stdout, _ = _run([*args, "--out", str(out), "--min-len", "6", "--max-len", "6"], capsys)
+    assert code == 0 and "seed 3" in stdout
+    audio, rate = sf.read(out, dtype="float32")
+    ref = Synthesizer.from_dir(tiny_v2, "cpu").synthesize("你好 world", seed=3, min_len=6, max_len=6)
+    assert rate == 48000 and len(audio) == len(ref.audio)
+    assert np.abs(audio - ref.audio).max() <= 1.0 / 2**15 + 1e-6  # PCM_16 rounding
+
+
+def test_synth_voice_options(tiny_v2, tmp_path, capsys):
+    prompt, ref = tmp_path / "p.wav", tmp_path / "r.wav"
+    sf.write(prompt, tone(150), 16000, subtype="FLOAT")
+    sf.write(ref, tone(90, freq=330.0), 16000, subtype="FLOAT")
+    out = tmp_path / "b.wav"
+    code, _, err = _run(
+        ["synth", "--model", str(tiny_v2), "--text", "hello", "--ref-wav", str(ref), "--prompt-wav",
+         str(prompt), "--prompt-text", "提示", "--control", "calm", "--seed", "1", "--out", str(out),
+         "--min-len", "4", "--max-len", "4"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    voice = VoicePrompt(tone(150), "提示", reference_audio=tone(90, freq=330.0))
+    want = Synthesizer.from_dir(tiny_v2, "cpu").synthesize("(calm)hello", voice, seed=1, min_len=4, max_len=4)
+    assert np.abs(sf.read(out, dtype="float32")[0] - want.audio).max() <= 1.0 / 2**15 + 1e-6
+
+
+def test_synth_text_file_writes_numbered_files(tiny_v1, tmp_path, capsys):
+    lines = tmp_path / "lines.txt"
+    lines.write_text("first line\n\n   \nsecond 第二行\nthird\n", encoding="utf-8")
+    folder = tmp_path / "out"
+    code, stdout, _ = _run(
+        ["synth", "--model", str(tiny_v1), "--text-file", str(lines), "--out", str(folder), "--seed", "0"],
+        capsys,
+    )
+    assert code == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["0001.wav", "0002.wav", "0003.wav"]
+    assert stdout.count("\n") == 3
+
+
+def test_info_and_write_checkpoint(tmp_path, capsys):
+    code, stdout, _ = _run(["write-checkpoint", "--preset", "tiny-v1", "--out", str(tmp_path / "m")], capsys)
+    assert code == 0
+    code, stdout, _ = _run(["info", "--model", str(tmp_path / "m")], capsys)
+    assert code == 0
+    assert "architecture: voxcpm" in stdout and "16000 Hz in" in stdout and "base_lm" in stdout
+
+
+def _damaged_copy(src: Path, dst: Path, what: str) -> Path:
+    shutil.copytree(src, dst)
+    if what == "corrupt":
+        (dst / "model.safetensors").write_bytes(b"garbage")
+    elif what == "arch":
+        data = json.loads((dst / "config.json").read_text())
+        (dst / "config.json").write_text(json.dumps({**data, "architecture": "speechgpt"}))
+    return dst
+
+
+@pytest.mark.parametrize(
+    "case, pattern",
+    [
+        ("missing-model", "does not exist|not found"),
+        ("corrupt", "model.safetensors .*damaged"),
+        ("arch", "unknown architecture 'speechgpt'"),
+        ("bad-audio", "not.*audio|cannot be read|could not|unreadable|damaged"),
+        ("empty-text", "empty"),
+        ("ref-on-v1", "needs a VoxCPM2 model"),
+        ("prompt-no-text", "needs --prompt-text"),
+        ("too-long", "too long"),
+        ("cuda", "CUDA"),
+    ],
+)
+def test_errors_are_one_line(tiny_v1, tiny_v2, tmp_path, capsys, case, pattern):
+    if case == "cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    model = tiny_v2
+    args = ["--text", "hello", "--out", str(tmp_path / "x.wav"), "--device", "cpu"]
+    if case == "missing-model":
+        model = tmp_path / "nowhere"
+    elif case in ("corrupt", "arch"):
+        model = _damaged_copy(tiny_v2, tmp_path / "m", case)
+    elif case == "bad-audio":
+        (tmp_path / "bad.wav").write_bytes(b"RIFF not really")
+        args += ["--ref-wav", str(tmp_path / "bad.wav")]
+    elif case == "empty-text":
+        args[1] = "   "
+    elif case == "ref-on-v1":
+        model = tiny_v1
+        sf.write(tmp_path / "r.wav", tone(100), 16000)
+        args += ["--ref-wav", str(tmp_path / "r.wav")]
+    elif case == "prompt-no-text":
+        sf.write(tmp_path / "p.wav", tone(100), 16000)
+        args += ["--prompt-wav", str(tmp_path / "p.wav")]
+    elif case == "too-long":
+        args[1] = "hello world " * 200
+    elif case == "cuda":
+        args[-1] = "cuda"
+    code, _, err = _run(["synth", "--model", str(model), *args], capsys)
+    assert code != 0
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("voxdesk: ")
+    assert re.search(pattern, err, re.IGNORECASE), err
+    assert not (tmp_path / "x.wav").exists()
+
+
+def test_subprocess_error_has_no_traceback(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "app.cli", "info", "--model", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    assert proc.returncode != 0
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
