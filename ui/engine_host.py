@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
 
 from ui.errors import report
 
@@ -106,7 +106,7 @@ class EngineHost(QObject):
     def load(self, model_dir: str, device: str) -> None:
         from app.engine import Engine, EngineConfig
 
-        self.shutdown_engine()
+        self._stop_engine()
         self.stateChanged.emit("loading")
         self.loadProgress.emit(1, "Starting")
         try:
@@ -175,6 +175,22 @@ class EngineHost(QObject):
 
     @Slot()
     def shutdown_engine(self) -> None:
+        self._stop_engine()
+
+    @Slot()
+    def close(self) -> None:
+        """Last call on the engine thread: free the model, then hand this object back to the GUI
+        thread so it is destroyed where it will be (no timers die on a finished thread)."""
+        self._stop_engine()
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer.setParent(None)
+            self._timer = None
+        app = QCoreApplication.instance()
+        if app is not None:
+            self.moveToThread(app.thread())
+
+    def _stop_engine(self) -> None:
         if self._timer is not None:
             self._timer.stop()
         if self._engine is not None:
@@ -245,7 +261,7 @@ class EngineClient(QObject):
         self._load.connect(self.host.load)
         self._submit.connect(self.host.submit)
         self._cancel.connect(self.host.cancel)
-        self._shutdown.connect(self.host.shutdown_engine, Qt.ConnectionType.BlockingQueuedConnection)
+        self._shutdown.connect(self.host.close, Qt.ConnectionType.BlockingQueuedConnection)
         self.thread.start()
 
     def load(self, model_dir: str, device: str) -> None:

@@ -52,6 +52,8 @@ class MainWindow(QMainWindow):
         self.library = library or VoiceLibrary()
         self.project = self._open_last_project()
         self.model = ModelState()
+        self._voice_index: dict[str, Any] = {}
+        self._prompts: dict[tuple[str, str, str], Any] = {}
 
         self.playback = Playback(
             sink if sink is not None else default_sink(self.settings.output_device), self
@@ -117,6 +119,7 @@ class MainWindow(QMainWindow):
         self.session.segmentChanged.connect(self._segment_changed)
         self.session.progressChanged.connect(self._progress_changed)
         self.session.runFinished.connect(self._run_finished)
+        self.session.stored.connect(self._schedule_autosave)
         self.session.failedToSave.connect(lambda m: self.dialogs.error(self, m))
         self.script.scriptChanged.connect(self._script_changed)
         self.script.settingsChanged.connect(self._script_settings_changed)
@@ -238,23 +241,8 @@ class MainWindow(QMainWindow):
     def _build_job(self, job: projects.SegmentJob) -> tuple[str | None, Any, Any]:
         """(voice key, VoicePrompt or None, request builder) for one segment; GUI thread."""
         from app.engine.request import SynthRequest
-        from app.voices.cloning import to_voice_prompt
 
-        prompt, key = None, None
-        if job.voice:
-            voice = self.library.find(job.voice)
-            if voice is None:
-                raise VoxDeskError(
-                    f"There is no voice named “{job.voice}”. Import or record it, or fix the [tag]."
-                )
-            prompt = to_voice_prompt(
-                self.library,
-                voice,
-                self.model.encoder_rate,
-                architecture=self.model.architecture,
-                model_id=self.model.model_id,
-            )
-            key = f"{voice.id}:{voice.content_hash}"
+        key, prompt = self._voice_prompt(job.voice) if job.voice else (None, None)
 
         def build(resolved: Any) -> SynthRequest:
             return SynthRequest(
@@ -266,6 +254,33 @@ class MainWindow(QMainWindow):
             )
 
         return key, prompt, build
+
+    def _voice_prompt(self, name: str) -> tuple[str, Any]:
+        """The voice's key and VoicePrompt, built once per voice version and model (the audio
+        is read and resampled here; its latents come from the library cache when present)."""
+        from app.voices.cloning import to_voice_prompt
+
+        voice = self._voice_index.get(name.casefold())
+        if voice is None:
+            raise VoxDeskError(f"There is no voice named “{name}”. Import or record it, or fix the [tag].")
+        key = f"{voice.id}:{voice.content_hash}"
+        cache_key = (key, voice.transcript, self.model.model_id)
+        if cache_key not in self._prompts:
+            self._prompts[cache_key] = to_voice_prompt(
+                self.library,
+                voice,
+                self.model.encoder_rate,
+                architecture=self.model.architecture,
+                model_id=self.model.model_id,
+            )
+        return key, self._prompts[cache_key]
+
+    def _index_voices(self) -> None:
+        """Read the library once per Speak: names to voices, for the segments' tags."""
+        self.voices.flush()
+        self._voice_index = {v.name.casefold(): v for v in self.library.list()}
+        live = {f"{v.id}:{v.content_hash}" for v in self._voice_index.values()}
+        self._prompts = {k: p for k, p in self._prompts.items() if k[0] in live}
 
     def _can_speak(self) -> bool:
         if not self.model.ready:
@@ -284,6 +299,7 @@ class MainWindow(QMainWindow):
             self.dialogs.info(self, self.tr("There is nothing to speak yet. Type some text first."))
             return
         self.transport.set_busy(True)
+        self._index_voices()
         self.session.speak(self._build_job)
 
     def regenerate(self, index: int, new_seed: bool) -> None:
@@ -300,6 +316,7 @@ class MainWindow(QMainWindow):
         self.project.set_override(seg.job.key, replace(over, seed=seed))
         self._refresh_segments()
         self.transport.set_busy(True)
+        self._index_voices()
         self.session.regenerate(index, self._build_job)
         self._schedule_autosave()
 
@@ -414,6 +431,7 @@ class MainWindow(QMainWindow):
         self.script.flush()
         self.voices.flush()
         self.session.stop()
+        self.session.wait_for_writes()
         self.autosave()
         self.settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
         self.playback.stop()

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
 from app.project import Project, SegmentJob
 from ui.engine_host import EngineClient, Job
@@ -25,6 +26,7 @@ from ui.playback import Playback
 from ui.progress import BatchProgress
 
 _tags = itertools.count(1)
+REPAINT_MS = 50  # rows and progress are repainted at most this often
 
 
 @dataclass
@@ -65,6 +67,8 @@ class SpeakSession(QObject):
     progressChanged = Signal(float, object)  # overall 0..1, ETA seconds or None
     runFinished = Signal()
     failedToSave = Signal(str)
+    stored = Signal()  # a finished segment's file is on disk and recorded in the project
+    _written = Signal(object, int, str, float)  # from the writer thread: job, seed, path, seconds
 
     def __init__(self, client: EngineClient, playback: Playback, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -76,6 +80,13 @@ class SpeakSession(QObject):
         self.segments: list[SegmentAudio] = []
         self._by_tag: dict[int, int] = {}
         self._progress = BatchProgress()
+        self._dirty: set[int] = set()
+        self._repaint = QTimer(self)
+        self._repaint.setSingleShot(True)
+        self._repaint.setInterval(REPAINT_MS)
+        self._repaint.timeout.connect(self.flush)
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="voxdesk-writer")
+        self._written.connect(self._on_written)
         host = client.host
         host.chunk.connect(self._on_chunk)
         host.finished.connect(self._on_finished)
@@ -97,13 +108,9 @@ class SpeakSession(QObject):
             else:
                 seg = SegmentAudio(job)
                 res = project.result(job, self.context)
-                if res.status == "done":
-                    seg.status, seg.file, seg.seconds, seg.seed = (
-                        "done",
-                        Path(res.audio_file),
-                        res.duration,
-                        res.seed,
-                    )
+                if res.status == "done" and res.audio_file:
+                    seg.status, seg.file = "done", Path(res.audio_file)
+                    seg.seconds, seg.seed = res.duration, res.seed
             segments.append(seg)
         self.segments = segments
         if running:  # edited away while generating: stop them
@@ -156,7 +163,7 @@ class SpeakSession(QObject):
                 self._fail(seg.tag, report(exc, "preparing a segment"))
                 continue
             jobs.append(Job(seg.tag, voice, prompt, make))
-            self.segmentChanged.emit(index)
+            self._touch(index)
         if jobs:
             self.client.submit(jobs)
         self._emit_progress()
@@ -170,9 +177,9 @@ class SpeakSession(QObject):
             index = self._by_tag.pop(tag)
             seg = self.segments[index]
             seg.status, seg.tag, seg.chunks = "cancelled", None, []
-            self.segmentChanged.emit(index)
+            self._touch(index)
         self.playback.stop()
-        self._emit_progress()
+        self.flush()
         if tags:
             self.runFinished.emit()
 
@@ -196,7 +203,7 @@ class SpeakSession(QObject):
         seg.seconds = sum(len(c) for c in seg.chunks) / max(1, self.sample_rate)
         self.playback.add(seg.job.key, samples)
         self._progress.audio(tag, len(samples) / max(1, self.sample_rate))
-        self.segmentChanged.emit(index)
+        self._touch(index)
         self._emit_progress()
 
     def _on_finished(self, tag: int, event: Any) -> None:
@@ -211,27 +218,38 @@ class SpeakSession(QObject):
         self._after_event(index)
 
     def _store(self, seg: SegmentAudio) -> None:
-        """Keep the finished audio in the project's cache (a restart restores it)."""
+        """Keep the finished audio in the project's cache (a restart restores it). The file is
+        written (and fsync'ed) on a worker thread; the project is updated back on this thread."""
         if self.project is None:
             return
+        audio, job, seed = seg.samples(), seg.job, seg.seed or 0
+        path = self.project.audio_path(job, seed, self.context)
+        self._writer.submit(self._write, path, audio, self.sample_rate, job, seed)
+
+    def _write(self, path: Path, audio: np.ndarray, rate: int, job: SegmentJob, seed: int) -> None:
+        """Worker thread: only the file write; everything else goes through ``_written``."""
         from app.audio.io import write_audio
 
-        audio = seg.samples()
         try:
-            path = self.project.audio_path(seg.job, seg.seed or 0, self.context)
-            write_audio(path, audio, self.sample_rate)
-        except Exception as exc:  # noqa: BLE001 - the audio stays in memory; saving is retried never
+            write_audio(path, audio, rate)
+        except Exception as exc:  # noqa: BLE001 - the audio stays in memory for this session
             self.failedToSave.emit(report(exc, "saving a segment"))
             return
-        seg.file = path
-        self.project.mark(
-            seg.job,
-            "done",
-            self.context,
-            audio_file=str(path),
-            duration=len(audio) / self.sample_rate,
-            seed=seg.seed,
-        )
+        self._written.emit(job, seed, str(path), len(audio) / rate)
+
+    def _on_written(self, job: SegmentJob, seed: int, path: str, seconds: float) -> None:
+        if self.project is None:
+            return
+        self.project.mark(job, "done", self.context, audio_file=path, duration=seconds, seed=seed)
+        seg = next((s for s in self.segments if s.job == job and s.seed == seed and s.status == "done"), None)
+        if seg is not None:
+            seg.file = Path(path)
+        self.stored.emit()
+
+    def wait_for_writes(self) -> None:
+        """Block until every pending segment file is on disk (closing the window)."""
+        self._writer.submit(lambda: None).result()
+        QCoreApplication.sendPostedEvents(self)  # run the queued ``_on_written`` calls now
 
     def _on_failed(self, tag: int, message: str) -> None:
         if tag in self._by_tag:
@@ -246,12 +264,27 @@ class SpeakSession(QObject):
         self._after_event(index)
 
     def _after_event(self, index: int) -> None:
-        self.segmentChanged.emit(index)
-        self._emit_progress()
+        self._touch(index)
         if not self._by_tag:
+            self.flush()
             self.runFinished.emit()
 
     def _emit_progress(self) -> None:
+        if not self._repaint.isActive():
+            self._repaint.start()
+
+    def _touch(self, index: int) -> None:
+        """Mark a row for the next repaint: many chunks a second cost one table update."""
+        self._dirty.add(index)
+        self._emit_progress()
+
+    def flush(self) -> None:
+        """Send the pending row and progress updates now."""
+        self._repaint.stop()
+        dirty, self._dirty = sorted(self._dirty), set()
+        for index in dirty:
+            if index < len(self.segments):
+                self.segmentChanged.emit(index)
         self.progressChanged.emit(self._progress.overall(), self._progress.eta())
 
 

@@ -1,0 +1,198 @@
+"""The main window end to end, through its widgets, on a tiny real model (offscreen)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import soundfile
+from PySide6.QtCore import Qt, QTimer
+from tiny import tiny_v2  # noqa: F401
+from ui_fixtures import ScriptedDialogs, home, open_window, played, ui_model, write_voice_file  # noqa: F401
+
+from app.export import Clip, merge
+from app.voices.library import VoiceLibrary
+
+SCRIPT = "Hello there. How are you today?\n[Bob] I am fine, thank you."
+
+
+def import_voice(qtbot, window, dialogs, path: Path) -> None:  # noqa: ANN001
+    dialogs.files.append(path)
+    qtbot.mouseClick(window.voices.import_button, Qt.MouseButton.LeftButton)
+
+
+def type_script(qtbot, window, text: str) -> None:  # noqa: ANN001
+    editor = window.script.editor
+    editor.setFocus()
+    for i, line in enumerate(text.split("\n")):
+        if i:
+            qtbot.keyClick(editor, Qt.Key.Key_Return)
+        qtbot.keyClicks(editor, line)
+    window.script.flush()
+
+
+def speak_and_wait(qtbot, window) -> None:  # noqa: ANN001
+    with qtbot.waitSignal(window.session.runFinished, timeout=60_000):
+        qtbot.keyClick(window.script.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+
+
+def test_speak_two_voices_in_order_then_export(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, ui_model, dialogs)
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav", 220))
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Bob.wav", 330))
+    assert [window.voices.list.item(i).text() for i in range(2)] == ["Anna", "Bob"]
+    window.script.voice.setCurrentIndex(window.script.voice.findData("Anna"))
+    type_script(qtbot, window, SCRIPT)
+    rows = window.script.table.rows()
+    assert [(r.voice, r.text) for r in rows] == [
+        ("Anna", "Hello there."),
+        ("Anna", "How are you today?"),
+        ("Bob", "I am fine, thank you."),
+    ]
+
+    speak_and_wait(qtbot, window)
+    assert dialogs.errors == []
+    segs = window.session.segments
+    assert [s.status for s in segs] == ["done"] * 3
+    assert all(len(s.samples()) > 0 for s in segs)
+    rate, gap = window.session.sample_rate, window.project.settings.gap_seconds
+    expected = merge([Clip(s.job.display_text, s.samples()) for s in segs], rate, gap)
+    heard = played(window)
+    np.testing.assert_array_equal(heard[: len(expected)], expected)  # script order, gaps between
+    assert not np.any(heard[len(expected) :])
+    assert window.script.table.item(2, 3).text() == "Done"
+
+    out = tmp_path / "out" / "speech.wav"
+    qtbot.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    dialog = window.actions.dialog
+    assert dialog is not None
+    dialog.path.setText(str(out))
+    dialog.segments.setChecked(True)
+    dialog.accept()
+    info = soundfile.info(str(out))
+    assert info.samplerate == rate == 48000
+    total = sum(len(s.samples()) for s in segs) + round(gap * rate) * 2
+    assert info.frames == total
+    srt = out.with_suffix(".srt").read_text(encoding="utf-8")
+    assert srt.count(" --> ") == 3 and "I am fine, thank you." in srt
+    per_segment = sorted((out.parent / "speech_segments").glob("*.wav"))
+    assert [soundfile.info(str(p)).frames for p in per_segment] == [len(s.samples()) for s in segs]
+
+    # A second export to the same name asks first; "no" leaves the files alone.
+    before = out.stat().st_mtime_ns
+    dialogs.answers.append(False)
+    assert window.actions.run_export(dialog.options()) == []
+    assert "Replace" in dialogs.questions[-1] and out.stat().st_mtime_ns == before
+
+
+def test_event_loop_stays_responsive_while_generating(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, ui_model, dialogs)
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
+    type_script(qtbot, window, " ".join(f"Sentence number {i} is here." for i in range(12)))
+    lateness: list[float] = []
+    last = [time.perf_counter()]
+
+    def ping() -> None:
+        now = time.perf_counter()
+        lateness.append(now - last[0] - 0.010)
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(ping)
+    timer.start()
+    started = time.perf_counter()
+    speak_and_wait(qtbot, window)
+    timer.stop()
+    assert [s.status for s in window.session.segments] == ["done"] * 12
+    assert len(lateness) > 10, "the run was too short to measure"
+    worst = max(lateness)
+    elapsed = time.perf_counter() - started
+    print(f"event loop: {len(lateness)} pings over {elapsed:.2f} s, max late {worst * 1000:.1f} ms")
+    assert worst < 0.100
+
+
+def test_stop_cancels_mid_run(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, ui_model, dialogs)
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
+    type_script(qtbot, window, " ".join(f"This is sentence {i}." for i in range(20)))
+    with qtbot.waitSignal(window.client.host.chunk, timeout=30_000):
+        qtbot.keyClick(window.script.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert window.session.busy()
+    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    assert not window.session.busy()
+    statuses = [s.status for s in window.session.segments]
+    assert "cancelled" in statuses
+    assert window.transport.speak_button.isEnabled() and not window.transport.stop_button.isEnabled()
+    qtbot.wait(300)  # late events of cancelled requests must change nothing
+    assert [s.status for s in window.session.segments] == statuses
+    assert window.playback.playlist is None
+
+
+def test_corrupt_import_shows_message_and_changes_nothing(qtbot, home, tmp_path):  # noqa: ANN001, F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, None, dialogs)
+    dialogs.errors.clear()
+    library = VoiceLibrary()
+    before = sorted(p.name for p in library.root.iterdir())
+    bad = tmp_path / "broken.wav"
+    bad.write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunkjunkjunk")
+    import_voice(qtbot, window, dialogs, bad)
+    assert len(dialogs.errors) == 1 and "broken.wav" in dialogs.errors[0]
+    assert "Traceback" not in dialogs.errors[0]
+    assert window.voices.list.count() == 0
+    assert sorted(p.name for p in library.root.iterdir()) == before
+
+
+def test_restart_restores_voices_script_and_audio(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, ui_model, dialogs)
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
+    window.voices.transcript.setPlainText("hello")
+    type_script(qtbot, window, "One sentence. Two sentences.")
+    speak_and_wait(qtbot, window)
+    audio = [s.samples() for s in window.session.segments]
+    window.close()
+
+    again = open_window(qtbot, ui_model, ScriptedDialogs())
+    assert again.script.text() == "One sentence. Two sentences."
+    assert again.voices.list.count() == 1 and again.voices.selected().transcript == "hello"
+    assert again.script.default_voice() == "Anna"
+    assert [s.status for s in again.session.segments] == ["done", "done"]
+    for seg, before in zip(again.session.segments, audio, strict=True):
+        np.testing.assert_allclose(seg.samples(), before, atol=1 / 32768)
+
+
+def test_regenerate_with_fixed_and_new_seed(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, ui_model, dialogs)
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
+    type_script(qtbot, window, "Just one sentence here.")
+    speak_and_wait(qtbot, window)
+    first = window.session.segments[0]
+    seed, audio = first.seed, first.samples()
+    with qtbot.waitSignal(window.session.runFinished, timeout=30_000):
+        window.script.table.regenerateRequested.emit(0, False)
+    same = window.session.segments[0]
+    assert same.seed == seed
+    np.testing.assert_array_equal(same.samples(), audio)
+    assert window.script.table.rows()[0].custom  # the seed is now fixed for this segment
+    with qtbot.waitSignal(window.session.runFinished, timeout=30_000):
+        window.script.table.regenerateRequested.emit(0, True)
+    assert window.session.segments[0].seed != seed
+
+
+def test_space_plays_only_when_not_typing(qtbot, home, tmp_path):  # noqa: ANN001, F811
+    window = open_window(qtbot, None, ScriptedDialogs())
+    calls: list[int] = []
+    window.play_pause = lambda: calls.append(1)  # the shortcuts are bound to the method at build time
+    editor = window.script.editor
+    editor.setFocus()
+    qtbot.keyClick(editor, Qt.Key.Key_Space)
+    assert editor.toPlainText() == " "
+    window.script.table.setFocus()
+    assert calls == []

@@ -1,0 +1,109 @@
+"""Shared pieces of the UI tests: a tiny model that fits a voice prompt, scripted dialogs,
+and a window on a private VOXDESK_HOME with a capture sink in place of the sound card."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+from tiny import tone, write_tiny_checkpoint
+
+from app.audio.player import CaptureSink
+from ui.dialogs import Dialogs
+
+# The tiny VAE makes 1,000 patches per second of prompt audio; the stock tiny config allows 256
+# positions. Widen the position range (nothing else changes) so a 0.6 s voice fits.
+MAX_POSITIONS = 2048
+VOICE_SECONDS = 0.6
+
+
+def write_ui_model(folder: Path) -> Path:
+    model = write_tiny_checkpoint(folder, "voxcpm2")
+    config_path = model / "config.json"
+    config = json.loads(config_path.read_text())
+    config["max_length"] = MAX_POSITIONS
+    config["lm_config"]["max_position_embeddings"] = MAX_POSITIONS
+    config_path.write_text(json.dumps(config))
+    return model
+
+
+def write_voice_file(path: Path, freq: float = 220.0, seconds: float = VOICE_SECONDS) -> Path:
+    soundfile.write(str(path), tone(int(16000 * seconds), 16000, freq), 16000)
+    return path
+
+
+class ScriptedDialogs(Dialogs):
+    """Answers every modal question from lists; records what would have been shown."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+        self.infos: list[str] = []
+        self.questions: list[str] = []
+        self.answers: list[bool] = []
+        self.files: list[Path] = []
+        self.folders: list[Path] = []
+
+    def error(self, parent, message):  # noqa: ANN001
+        self.errors.append(message)
+
+    def info(self, parent, message):  # noqa: ANN001
+        self.infos.append(message)
+
+    def confirm(self, parent, message):  # noqa: ANN001
+        self.questions.append(message)
+        return self.answers.pop(0) if self.answers else True
+
+    def open_audio(self, parent):  # noqa: ANN001
+        return self.files.pop(0) if self.files else None
+
+    def open_project(self, parent):  # noqa: ANN001
+        return self.files.pop(0) if self.files else None
+
+    def save_path(self, parent, title, suggested, file_filter):  # noqa: ANN001
+        return self.files.pop(0) if self.files else None
+
+    def pick_folder(self, parent, title, start=None):  # noqa: ANN001
+        return self.folders.pop(0) if self.folders else None
+
+    def ask_text(self, parent, title, label, text=""):  # noqa: ANN001
+        return text
+
+
+@pytest.fixture(scope="session")
+def ui_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_ui_model(tmp_path_factory.mktemp("ui-model"))
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("VOXDESK_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def open_window(qtbot, model: Path | None, dialogs: ScriptedDialogs, sink: CaptureSink | None = None):  # noqa: ANN001, ANN201
+    """A shown MainWindow on the current VOXDESK_HOME; waits until ``model`` is loaded."""
+    from ui.main_window import MainWindow
+    from ui.settings import Settings
+
+    settings = Settings()
+    settings.model_dir = model
+    window = MainWindow(settings=settings, dialogs=dialogs, sink=sink or CaptureSink(buffer_seconds=600))
+    qtbot.addWidget(window)
+    window.show()
+    if model is None:
+        window.start()
+        return window
+    with qtbot.waitSignal(window.client.host.loaded, timeout=30_000):
+        window.start()
+    return window
+
+
+def played(window) -> np.ndarray:  # noqa: ANN001
+    """Everything the window sent to its capture sink so far."""
+    window.playback.pump()
+    sink = window.playback.sink
+    sink.drain()
+    return sink.captured

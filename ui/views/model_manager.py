@@ -1,0 +1,255 @@
+"""Choose the speech model: download one (Hugging Face, a mirror, or ModelScope — the user picks)
+with progress, resume and cancel, or point at a folder that already holds one.
+
+Nothing here touches the network until the user presses Download. The download runs on a plain
+worker thread; its progress comes back through a queued signal.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.models import download as dl
+from app.paths import models_dir
+from ui.dialogs import Dialogs
+from ui.errors import report
+from ui.settings import Settings
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.0f} MB" if n < 1e9 else f"{n / 1e9:,.2f} GB"
+
+
+class _Worker(QObject):
+    """Runs one download on a Python thread; every signal crosses to the GUI thread queued."""
+
+    progress = Signal(object)  # dl.Progress
+    done = Signal(str)  # folder
+    failed = Signal(str, bool)  # message, cancelled
+
+    def __init__(self, model: dl.KnownModel, source: dl.Source, dest: Path) -> None:
+        super().__init__()
+        self.cancel = threading.Event()
+        self._args = (model, source, dest)
+        self.thread = threading.Thread(target=self._run, name="voxdesk-download", daemon=True)
+
+    def _run(self) -> None:
+        model, source, dest = self._args
+        try:
+            folder = dl.download_model(model, source, dest, self.progress.emit, self.cancel)
+        except dl.DownloadCancelled as err:
+            self.failed.emit(str(err), True)
+        except Exception as exc:  # noqa: BLE001 - shown as one line, traceback to the log
+            self.failed.emit(report(exc, "downloading a model"), False)
+        else:
+            self.done.emit(str(folder))
+
+
+class ModelManager(QDialog):
+    """Accepted with :meth:`chosen_folder` set to a validated model folder."""
+
+    def __init__(
+        self, settings: Settings, dialogs: Dialogs, first_run: bool = False, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.dialogs = dialogs
+        self._chosen: Path | None = None
+        self._worker: _Worker | None = None
+        self.setWindowTitle(self.tr("Models"))
+        self.setMinimumWidth(620)
+        icon = self.style().standardIcon
+
+        self.intro = QLabel()
+        self.intro.setWordWrap(True)
+        if first_run:
+            self.intro.setText(
+                self.tr(
+                    "VoxDesk needs a speech model before it can speak. Download one below (only this "
+                    "download uses the internet), or choose a folder that already holds a model."
+                )
+            )
+        self.intro.setVisible(first_run)
+        self.models = QListWidget()
+        self.models.setMinimumHeight(110)
+        for model in dl.KNOWN_MODELS:
+            item = QListWidgetItem(icon(QStyle.StandardPixmap.SP_ComputerIcon), "")
+            item.setData(Qt.ItemDataRole.UserRole, model.key)
+            self.models.addItem(item)
+        self.source = QComboBox()
+        self.source.addItem(self.tr("Hugging Face (huggingface.co)"), "hf")
+        self.source.addItem(self.tr("Hugging Face mirror"), "mirror")
+        self.source.addItem(self.tr("ModelScope (modelscope.cn)"), "ms")
+        self.mirror = QLineEdit(dl.HF_MIRROR_DEFAULT)
+        self.mirror.setEnabled(False)
+        self.dest = QLabel(str(models_dir()))
+        self.dest.setObjectName("hint")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(False)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.download_button = QPushButton(icon(QStyle.StandardPixmap.SP_ArrowDown), self.tr("Download"))
+        self.cancel_button = QPushButton(
+            icon(QStyle.StandardPixmap.SP_BrowserStop), self.tr("Cancel download")
+        )
+        self.use_button = QPushButton(
+            icon(QStyle.StandardPixmap.SP_DialogApplyButton), self.tr("Use this model")
+        )
+        self.folder_button = QPushButton(icon(QStyle.StandardPixmap.SP_DirOpenIcon), self.tr("Use a folder…"))
+        self.close_button = QPushButton(self.tr("Close"))
+
+        form = QFormLayout()
+        form.addRow(self.tr("Download from:"), self.source)
+        form.addRow(self.tr("Mirror address:"), self.mirror)
+        form.addRow(self.tr("Saved in:"), self.dest)
+        buttons = QHBoxLayout()
+        for button in (self.download_button, self.cancel_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        for button in (self.folder_button, self.use_button, self.close_button):
+            buttons.addWidget(button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.intro)
+        layout.addWidget(self.models)
+        layout.addLayout(form)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        layout.addLayout(buttons)
+
+        self.source.currentIndexChanged.connect(
+            lambda _i: self.mirror.setEnabled(self.source.currentData() == "mirror")
+        )
+        self.models.currentRowChanged.connect(lambda _r: self._refresh())
+        self.download_button.clicked.connect(self.start_download)
+        self.cancel_button.clicked.connect(self.cancel_download)
+        self.use_button.clicked.connect(self._use_selected)
+        self.folder_button.clicked.connect(self.choose_folder)
+        self.close_button.clicked.connect(self.reject)
+        current = settings.model_dir.name if settings.model_dir else dl.KNOWN_MODELS[0].key
+        keys = [m.key for m in dl.KNOWN_MODELS]
+        self.models.setCurrentRow(keys.index(current) if current in keys else 0)
+        self._refresh()
+
+    # --- state ------------------------------------------------------------------------------
+    def selected_model(self) -> dl.KnownModel:
+        return dl.KNOWN_MODELS[max(0, self.models.currentRow())]
+
+    def folder_of(self, model: dl.KnownModel) -> Path:
+        return models_dir() / model.key
+
+    def chosen_folder(self) -> Path | None:
+        return self._chosen
+
+    def _model_state(self, model: dl.KnownModel) -> str:
+        folder = self.folder_of(model)
+        if not folder.is_dir() or not any(folder.iterdir()):
+            return self.tr("not downloaded")
+        if not dl.validate_model_dir(folder):
+            return self.tr("installed")
+        return self.tr("partly downloaded: Download resumes it")
+
+    def _refresh(self) -> None:
+        for row, model in enumerate(dl.KNOWN_MODELS):
+            self.models.item(row).setText(f"{model.title} — {self._model_state(model)}")
+        running = self._worker is not None
+        installed = not dl.validate_model_dir(self.folder_of(self.selected_model()))
+        self.download_button.setEnabled(not running and not installed)
+        self.cancel_button.setEnabled(running)
+        self.use_button.setEnabled(not running and installed)
+        self.folder_button.setEnabled(not running)
+        self.models.setEnabled(not running)
+        self.source.setEnabled(not running)
+
+    def _source(self) -> dl.Source:
+        kind = self.source.currentData()
+        if kind == "mirror":
+            return dl.hf_mirror(self.mirror.text())
+        return dl.MODELSCOPE if kind == "ms" else dl.HUGGING_FACE
+
+    # --- actions ----------------------------------------------------------------------------
+    def start_download(self) -> None:
+        try:
+            source = self._source()
+        except Exception as exc:  # noqa: BLE001
+            self.status.setText(report(exc))
+            return
+        model = self.selected_model()
+        worker = _Worker(model, source, self.folder_of(model))
+        worker.progress.connect(self._on_progress)
+        worker.done.connect(self._on_done)
+        worker.failed.connect(self._on_failed)
+        self._worker = worker
+        self.status.setText(self.tr("Connecting to {0}…").format(source.title))
+        self._refresh()
+        worker.thread.start()
+
+    def cancel_download(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel.set()
+            self.status.setText(self.tr("Cancelling…"))
+
+    def _on_progress(self, p: dl.Progress) -> None:
+        if p.total:
+            self.progress.setValue(int(1000 * p.done / p.total))
+        left = (p.total - p.done) / p.bytes_per_second if p.bytes_per_second > 0 and p.total else None
+        eta = self.tr(", about {0} min left").format(max(1, round(left / 60))) if left else ""
+        self.status.setText(
+            self.tr("{0} of {1} · {2}/s{3} · {4}").format(
+                _mb(p.done), _mb(p.total), _mb(int(p.bytes_per_second)), eta, p.file
+            )
+        )
+
+    def _on_done(self, folder: str) -> None:
+        self._worker = None
+        self.progress.setValue(1000)
+        self.status.setText(self.tr("Download complete."))
+        self._refresh()
+        self._choose(Path(folder))
+
+    def _on_failed(self, message: str, cancelled: bool) -> None:
+        self._worker = None
+        self.status.setText(message)
+        self._refresh()
+        if not cancelled:
+            self.dialogs.error(self, message)
+
+    def _use_selected(self) -> None:
+        self._choose(self.folder_of(self.selected_model()))
+
+    def choose_folder(self) -> None:
+        folder = self.dialogs.pick_folder(self, self.tr("Choose a model folder"), models_dir())
+        if folder is not None:
+            self._choose(folder)
+
+    def _choose(self, folder: Path) -> None:
+        problems = dl.validate_model_dir(folder)
+        if problems:
+            message = self.tr("{0} is not a usable model folder: {1}").format(folder, " ".join(problems))
+            self.status.setText(message)
+            self.dialogs.error(self, message)
+            return
+        self._chosen = folder
+        self.accept()
+
+    def reject(self) -> None:
+        self.cancel_download()
+        super().reject()
