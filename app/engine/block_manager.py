@@ -51,11 +51,12 @@ class BlockManager:
             found.append(block_id)
         return found
 
-    def can_allocate(self, seq: Sequence, cached: list[int]) -> bool:
-        """Whether ``seq`` fits, given the cached blocks :meth:`match` found for it."""
+    def can_allocate(self, seq: Sequence, cached: list[int], reserve: int = 0) -> bool:
+        """Whether ``seq`` fits, given the cached blocks :meth:`match` found for it, leaving
+        ``reserve`` blocks free."""
         reused_free = sum(1 for b in cached if self.blocks[b].ref_count == 0)
         new = self.blocks_for(len(seq)) - len(cached)
-        return new + reused_free <= len(self.free)
+        return new + reused_free + reserve <= len(self.free)
 
     def allocate(self, seq: Sequence, cached: list[int]) -> None:
         """Give ``seq`` blocks for all its positions, reusing ``cached`` (from :meth:`match`).

@@ -218,9 +218,9 @@ class ModelRunner:
         self.s_audio[:n] = self.vae.decode(self.s_patch[:n].transpose(1, 2), idx)
 
     def _collect(self, n: int) -> StepOutput:
-        return StepOutput(
-            patches=self.s_patch[:n].cpu().numpy(),
-            stop=self.s_stop[:n].cpu().numpy(),
-            finite=self.s_finite[:n].cpu().numpy(),
-            audio=self.s_audio[:n].cpu().numpy(),
-        )
+        """Fresh host copies (on CPU ``.cpu()`` would alias the static buffers)."""
+
+        def host(t: torch.Tensor) -> np.ndarray:
+            return t[:n].to("cpu", copy=True).numpy()
+
+        return StepOutput(host(self.s_patch), host(self.s_stop), host(self.s_finite), host(self.s_audio))

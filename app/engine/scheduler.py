@@ -51,7 +51,10 @@ class Scheduler:
             new_tokens = len(seq) - len(cached) * self.blocks.block_size
             if batch and tokens + new_tokens > self.max_num_batched_tokens:
                 break
-            if not self.blocks.can_allocate(seq, cached):
+            # keep one free block per running sequence, so admitting this one does not force a
+            # preemption at the very next decode (which would thrash)
+            reserve = len(self.running) if self.running else 0
+            if not self.blocks.can_allocate(seq, cached, reserve):
                 break
             self.blocks.allocate(seq, cached)
             if seq.vae_slot < 0:
