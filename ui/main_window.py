@@ -52,6 +52,7 @@ class MainWindow(QMainWindow):
         self.library = library or VoiceLibrary()
         self.project = self._open_last_project()
         self.model = ModelState()
+        self.input_stream_factory: Any = None  # None: the microphone via sounddevice (tests replace it)
         self._voice_index: dict[str, Any] = {}
         self._prompts: dict[tuple[str, str, str], Any] = {}
 

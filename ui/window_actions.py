@@ -39,6 +39,7 @@ class WindowActions(QObject):
             action.setShortcutVisibleInContextMenu(True)
         action.triggered.connect(lambda _checked=False: slot())
         menu.addAction(action)
+        self.w.addAction(action)  # shortcuts work even while the menu bar is hidden (e.g. a native one)
         return action
 
     def _build_menus(self) -> None:
@@ -172,7 +173,10 @@ class WindowActions(QObject):
     def record_voice(self) -> None:
         from ui.views.record_dialog import RecordDialog
 
-        dialog = RecordDialog(self.w.settings.input_device or None, self.w.dialogs, self.w)
+        dialog = RecordDialog(
+            self.w.settings.input_device or None, self.w.dialogs, self.w, self.w.input_stream_factory
+        )
+        dialog.playRequested.connect(self.w.play_audio)
         self._show(dialog, lambda: self._save_recording(dialog))
 
     def _save_recording(self, dialog) -> None:  # noqa: ANN001
