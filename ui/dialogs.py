@@ -11,34 +11,35 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QInputDialog, QMessageBox, QWidget
 
-
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("Dialogs", text)
-
-
 OK_CANCEL = QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-AUDIO_FILTER = "Audio (*.wav *.flac *.mp3 *.ogg *.m4a *.aiff *.aif)"
 
 
 class Dialogs:
     """Modal questions shown with the standard Qt dialogs."""
 
     def error(self, parent: QWidget | None, message: str) -> None:
-        QMessageBox.warning(parent, _tr("VoxDesk"), message)
+        QMessageBox.warning(parent, QCoreApplication.translate("Dialogs", "VoxDesk"), message)
 
     def info(self, parent: QWidget | None, message: str) -> None:
-        QMessageBox.information(parent, _tr("VoxDesk"), message)
+        QMessageBox.information(parent, QCoreApplication.translate("Dialogs", "VoxDesk"), message)
 
     def confirm(self, parent: QWidget | None, message: str) -> bool:
-        answer = QMessageBox.question(parent, _tr("VoxDesk"), message)
+        answer = QMessageBox.question(parent, QCoreApplication.translate("Dialogs", "VoxDesk"), message)
         return answer == QMessageBox.StandardButton.Yes
 
     def open_audio(self, parent: QWidget | None) -> Path | None:
-        name, _ = QFileDialog.getOpenFileName(parent, _tr("Import a voice"), "", _tr(AUDIO_FILTER))
+        name, _ = QFileDialog.getOpenFileName(
+            parent,
+            QCoreApplication.translate("Dialogs", "Import a voice"),
+            "",
+            QCoreApplication.translate("Dialogs", "Audio (*.wav *.flac *.mp3 *.ogg *.m4a *.aiff *.aif)"),
+        )
         return Path(name) if name else None
 
     def open_project(self, parent: QWidget | None) -> Path | None:
-        name, _ = QFileDialog.getOpenFileName(parent, _tr("Open a script"), "", "VoxDesk (*.voxdesk)")
+        name, _ = QFileDialog.getOpenFileName(
+            parent, QCoreApplication.translate("Dialogs", "Open a script"), "", "VoxDesk (*.voxdesk)"
+        )
         return Path(name) if name else None
 
     def save_path(self, parent: QWidget | None, title: str, suggested: Path, file_filter: str) -> Path | None:
