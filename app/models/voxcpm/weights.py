@@ -134,4 +134,5 @@ def load_model(
     leftover = [name for name, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
     if leftover:
         raise VoxDeskError(f"Internal error: {_listing(leftover)} were not loaded.")
+    model.audio_vae.fold_weight_norm()  # same weights, computed once instead of per call
     return model.to(device).eval()
