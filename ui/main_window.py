@@ -66,6 +66,10 @@ class MainWindow(QMainWindow):
         self.script = ScriptEditor()
         self.transport = TransportBar()
         self.actions = WindowActions(self)
+        self._autosave_timer = QTimer(self)
+        self._autosave_timer.setSingleShot(True)
+        self._autosave_timer.setInterval(400)
+        self._autosave_timer.timeout.connect(self.autosave)
         self._build_layout()
         self._build_status_bar()
         self._connect()
@@ -77,10 +81,6 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if state:
             self.restoreState(state)
-        self._autosave_timer = QTimer(self)
-        self._autosave_timer.setSingleShot(True)
-        self._autosave_timer.setInterval(400)
-        self._autosave_timer.timeout.connect(self.autosave)
 
     # --- construction -----------------------------------------------------------------------
     def _build_layout(self) -> None:
@@ -215,6 +215,10 @@ class MainWindow(QMainWindow):
     def _refresh_segments(self) -> None:
         self.session.reset(self.project)
         self.script.table.set_rows([self._row(i) for i in range(len(self.session.segments))])
+        if not self.session.busy():
+            segments = self.session.segments
+            done = sum(s.status == "done" for s in segments)
+            self._progress_changed(done / len(segments) if segments else 0.0, None)
 
     def refresh_and_save(self) -> None:
         """After the pronunciation list or a segment's settings changed."""

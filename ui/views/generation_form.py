@@ -16,6 +16,8 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QHBoxLayout,
+    QLabel,
     QLineEdit,
     QSpinBox,
     QVBoxLayout,
@@ -47,11 +49,20 @@ class GenerationForm(QWidget):
         self.style_text.setToolTip(
             self.tr("VoxCPM2 only: describe the voice or manner; it is ignored by older models")
         )
-        form = QFormLayout(self)
-        form.setContentsMargins(0, 0, 0, 0)
-        form.addRow(self.tr("Guidance (CFG):"), self.cfg)
-        form.addRow(self.tr("Quality steps:"), self.steps)
-        form.addRow(self.tr("Voice design:"), self.style_text)
+        labels = (self.tr("Guidance (CFG):"), self.tr("Quality steps:"), self.tr("Voice design:"))
+        fields = (self.cfg, self.steps, self.style_text)
+        if compact:  # one row, for the script editor
+            row = QHBoxLayout(self)
+            row.setContentsMargins(0, 0, 0, 0)
+            for label, field in zip(labels, fields, strict=True):
+                row.addWidget(QLabel(label))
+                row.addWidget(field, 1 if field is self.style_text else 0)
+                row.addSpacing(8)
+        else:
+            form = QFormLayout(self)
+            form.setContentsMargins(0, 0, 0, 0)
+            for label, field in zip(labels, fields, strict=True):
+                form.addRow(label, field)
         self.set_values(DEFAULTS)
         self.cfg.valueChanged.connect(self.changed)
         self.steps.valueChanged.connect(self.changed)

@@ -1,0 +1,118 @@
+"""Render the README screenshots offscreen: ``python -m ui.screenshot [out_dir]``.
+
+Opens the real main window on a throw-away ``VOXDESK_HOME`` with a tiny random checkpoint (the
+VoxCPM2 architecture at toy size, written by the model code's own checkpoint writer), two voices
+and a short dialogue, then saves ``screenshot.png`` (English) and ``screenshot_zh.png`` (Chinese).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+SCRIPTS = {
+    "en": (
+        "Welcome to VoxDesk. Every sentence becomes its own segment.\n"
+        "[Ben] And a line tagged with a voice name is read by that voice.\n"
+        "Press Speak, and playback starts while the rest is still being generated.",
+        "Hello, this is my voice, recorded for VoxDesk.",
+    ),
+    "zh_CN": (
+        "欢迎使用 VoxDesk。每个句子都会成为一个独立的片段。\n"
+        "[Ben] 以声音名称开头的行，会由那个声音来朗读。\n"
+        "点击朗读后，前面的句子会先播放，后面的仍在生成。",
+        "你好，这是我为 VoxDesk 录制的声音。",
+    ),
+}
+
+
+def speech_like(seconds: float, rate: int, seed: int) -> np.ndarray:
+    """A waveform with syllable-like bursts, so the voice panel shows a plausible recording."""
+    rng = np.random.default_rng(seed)
+    n = int(seconds * rate)
+    t = np.arange(n) / rate
+    envelope = np.zeros(n, np.float32)
+    pos = 0.15
+    while pos < seconds - 0.2:
+        length = rng.uniform(0.12, 0.35)
+        centre, width = pos + length / 2, length / 2
+        envelope += (rng.uniform(0.3, 0.9) * np.exp(-(((t - centre) / width) ** 2) * 3)).astype(np.float32)
+        pos += length + rng.uniform(0.03, 0.25)
+    carrier = np.sin(2 * np.pi * 140 * t) * 0.6 + rng.standard_normal(n) * 0.4
+    return (0.6 * envelope * carrier).astype(np.float32)
+
+
+def write_model(folder: Path) -> Path:
+    from app.models.voxcpm.checkpoint import write_checkpoint
+
+    model = write_checkpoint(folder, "tiny-v2")
+    config = json.loads((model / "config.json").read_text())
+    config["max_length"] = config["lm_config"]["max_position_embeddings"] = 8192
+    (model / "config.json").write_text(json.dumps(config))
+    return model
+
+
+def render(language: str, out: Path, model: Path) -> None:
+    from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from app.audio.player import CaptureSink
+    from app.voices.library import VoiceLibrary
+    from ui.i18n import install_translators, remove_translators
+    from ui.main import create_app
+    from ui.main_window import MainWindow
+    from ui.settings import Settings
+    from ui.theme import apply_theme
+
+    app = create_app()
+    apply_theme(app, "light")
+    translators = install_translators(app, language)
+    text, transcript = SCRIPTS[language]
+    library = VoiceLibrary()
+    for name, seed in (("Ben", 2), ("Anna", 1)):
+        if library.find(name) is None:
+            voice = library.create_from_samples(speech_like(4.0, 16000, seed), 16000, name)
+            library.set_transcript(voice, transcript if name == "Anna" else "")
+    settings = Settings()
+    settings.model_dir = model
+    window = MainWindow(settings=settings, sink=CaptureSink())
+    window.resize(1280, 800)
+    window.show()
+    loop = QEventLoop()
+    window.client.host.loaded.connect(loop.quit)
+    QTimer.singleShot(0, window.start)
+    QTimer.singleShot(30_000, loop.quit)
+    loop.exec()
+    window.script.voice.setCurrentIndex(window.script.voice.findData("Anna"))
+    window.script.set_text(text)
+    window.script.scriptChanged.emit()
+    window.voices.refresh(select_id=library.find("Anna").id)
+    window.script.table.selectRow(0)
+    for _ in range(20):
+        QCoreApplication.processEvents()
+    window.grab().save(str(out))
+    window.close()
+    remove_translators(app, translators)
+    QApplication.processEvents()
+
+
+def main(argv: list[str]) -> int:
+    out_dir = Path(argv[0]) if argv else Path(__file__).resolve().parent.parent / "docs"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    with tempfile.TemporaryDirectory() as tmp:
+        for language, name in (("en", "screenshot.png"), ("zh_CN", "screenshot_zh.png")):
+            os.environ["VOXDESK_HOME"] = str(Path(tmp) / language)
+            model = write_model(Path(tmp) / "VoxCPM2-tiny")
+            render(language, out_dir / name, model)
+            print(out_dir / name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
