@@ -9,7 +9,6 @@ import threading
 
 import numpy as np
 import pytest
-import soundfile as sf
 import torch
 from tiny import tone, write_tiny_checkpoint
 
@@ -233,6 +232,7 @@ def test_submit_from_another_thread(v2_dir):
 
 @pytest.mark.parametrize("mode", ["zero", "reference", "continuation"])
 def test_matches_official_package(v2_dir, tmp_path, mode):
+    import soundfile as sf
     from official import import_official
 
     import_official()

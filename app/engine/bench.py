@@ -1,0 +1,278 @@
+"""``voxdesk bench``: throughput, latency and memory of the engine, with the official package's
+loops side by side when it is importable.
+
+Measures, on one model folder: ms per decode step at batch 1; aggregate sequence-steps/s and
+RTF at each concurrency (all requests share one cached voice, fixed length); time to the first
+audio chunk (p50/p90); time from start to ready; peak GPU memory; and a profile of one decode
+step (host work, graph replay, and an eager breakdown by component).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from app.engine.config import EngineConfig
+from app.engine.engine import Engine
+from app.engine.events import RequestFailed, RequestFinished
+from app.engine.request import SynthRequest
+from app.models.voxcpm.prompt import VoicePrompt
+
+WORDS = "The quick brown fox jumps over the lazy dog while the band plays on.".split()
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+def _text(engine: Engine, steps: int) -> str:
+    """The shortest sentence whose official length cap (6 patches a token + 10) allows ``steps``."""
+    words: list[str] = []
+    while 6 * len(engine.tokenizer(" ".join(words))) + 10 < steps or not words:
+        words.append(WORDS[len(words) % len(WORDS)])
+    return " ".join(words)
+
+
+def _voice(engine: Engine, patches: int) -> VoicePrompt | None:
+    """A reference voice of ``patches`` latent patches (VoxCPM2; ``None`` for VoxCPM1)."""
+    m = engine.model
+    if not m.cfg.is_v2:
+        return None
+    rate = m.encode_rate
+    t = np.arange(patches * m.patch_size * m.audio_vae.chunk_size) / rate
+    noise = np.random.default_rng(0).standard_normal(t.size)
+    return VoicePrompt(reference_audio=(0.3 * np.sin(2 * np.pi * 180 * t) + 0.05 * noise).astype(np.float32))
+
+
+def run_batch(
+    engine: Engine, n: int, steps: int, voice: VoicePrompt | None, seed0: int = 0
+) -> dict[str, Any]:
+    """``n`` concurrent requests of exactly ``steps`` patches, submitted together."""
+    text = _text(engine, steps)
+    reqs = [SynthRequest(text, voice=voice, seed=seed0 + i, min_len=10**6, max_len=steps) for i in range(n)]
+    _sync(engine.device)
+    t0 = time.perf_counter()
+    ids = {engine.submit(r) for r in reqs}
+    step_s: list[float] = []
+    finished: list[RequestFinished] = []
+    while ids:
+        t = time.perf_counter()
+        events = engine.step()
+        step_s.append(time.perf_counter() - t)
+        for ev in events:
+            if isinstance(ev, RequestFinished | RequestFailed):
+                ids.discard(ev.request_id)
+                if isinstance(ev, RequestFailed):
+                    raise RuntimeError(f"benchmark request failed: {ev.message}")
+                finished.append(ev)
+    wall = time.perf_counter() - t0
+    patches = sum(f.n_patches for f in finished)
+    audio = sum(f.stats["audio_s"] for f in finished)
+    steady = step_s[2:-1] or step_s
+    return {
+        "concurrency": n,
+        "steps": steps,
+        "wall_s": wall,
+        "ms_per_step": 1e3 * statistics.median(steady),
+        "seq_steps_per_s": patches / wall,
+        "steady_seq_steps_per_s": n / statistics.median(steady),
+        "rtf_aggregate": wall / audio,
+        "rtf_p50": _pct([f.stats["rtf"] for f in finished], 50),
+        "first_chunk_ms_p50": 1e3 * _pct([f.stats["first_chunk_s"] for f in finished], 50),
+        "first_chunk_ms_p90": 1e3 * _pct([f.stats["first_chunk_s"] for f in finished], 90),
+        "cached_tokens_p50": _pct([f.stats["cached_tokens"] for f in finished], 50),
+    }
+
+
+def profile_step(engine: Engine, n: int, reps: int = 20) -> dict[str, float]:
+    """Where one decode step of ``n`` rows spends its time: host preparation, graph replay (or
+    the eager step), host copies; and each component run eagerly, timed with CUDA events."""
+    r, dev = engine.runner, engine.device
+    if dev.type != "cuda":
+        return {}
+    reqs = [SynthRequest(_text(engine, 64), seed=900 + i, min_len=10**6, max_len=64) for i in range(n)]
+    for q in reqs:
+        engine.submit(q)
+    while len(engine.scheduler.running) < n:  # admit and prefill everyone
+        engine.step()
+    seqs = engine.scheduler.running[:n]
+    out: dict[str, float] = {}
+
+    def clock(fn) -> float:
+        _sync(dev)
+        t = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        _sync(dev)
+        return 1e3 * (time.perf_counter() - t) / reps
+
+    out["host_fill_ms"] = clock(lambda: r._fill(seqs))
+    if r.graphs is not None:
+        out["graph_replay_ms"] = clock(lambda: r.graphs.replay(n))
+    out["host_collect_ms"] = clock(lambda: r._collect(n))
+    m, steps = engine.model, engine.config.graph_timesteps
+    with torch.inference_mode():
+        idx = r.s_idx[:n]
+        lm_h, res_h, cond = r.lm_h[idx], r.res_h[idx], r.cond[idx]
+        mu = m.dit_condition(lm_h, res_h)
+        out["eager_dit_cfm_ms"] = clock(lambda: m.sample_patch(mu, cond, r.s_noise[:n], r.s_cfg[:n], steps))
+        patch = m.sample_patch(mu, cond, r.s_noise[:n], r.s_cfg[:n], steps)
+        out["eager_locenc_ms"] = clock(lambda: m.embed_patches(patch))
+        out["eager_vae_ms"] = clock(lambda: r.vae.decode(patch.float().transpose(1, 2), idx))
+        out["eager_whole_step_ms"] = clock(lambda: r.step_core(n, steps, r._width))
+    for seq in list(engine.scheduler.running):
+        engine.scheduler.finish(seq)
+    return out
+
+
+def bench_engine(
+    config: EngineConfig, concurrencies: list[int], steps: int, t_process: float
+) -> dict[str, Any]:
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()
+    engine = Engine(config)
+    res: dict[str, Any] = {
+        "device": str(engine.device),
+        "attention": engine.runner.base_kv.backend,
+        "cuda_graphs": engine.runner.graphs is not None,
+        "engine_init_s": engine.ready_s,
+        "ready_from_process_start_s": time.perf_counter() - t_process,
+        "kv_cache_gb": engine.kv_bytes / 1024**3,
+        "kv_blocks": len(engine.scheduler.blocks.blocks),
+    }
+    voice = _voice(engine, 32)
+    warm = run_batch(engine, 1, 8, voice, seed0=10**6)  # encodes and caches the voice
+    res["warmup_first_chunk_ms"] = warm["first_chunk_ms_p50"]
+    res["batches"] = [run_batch(engine, n, steps, voice, seed0=1000 * n) for n in concurrencies]
+    res["profile"] = {str(n): profile_step(engine, n) for n in (1, max(concurrencies))}
+    if engine.device.type == "cuda":
+        res["peak_gpu_gb"] = torch.cuda.max_memory_allocated() / 1024**3
+        res["peak_gpu_reserved_gb"] = torch.cuda.max_memory_reserved() / 1024**3
+    engine.shutdown()
+    return res
+
+
+def bench_official(model_dir: str, compiled: bool, steps: tuple[int, int] = (20, 60)) -> dict[str, Any]:
+    """ms/step of the official loop (zero-shot), from two lengths so prefill and the final
+    decode cancel out. Needs the official ``voxcpm`` package."""
+    import importlib
+
+    cfg = json.loads((Path(model_dir) / "config.json").read_text())
+    v2 = cfg.get("architecture") == "voxcpm2"
+    mod = importlib.import_module("voxcpm.model.voxcpm2" if v2 else "voxcpm.model.voxcpm")
+    cls = mod.VoxCPM2Model if v2 else mod.VoxCPMModel
+    t0 = time.perf_counter()
+    model = cls.from_local(model_dir, optimize=compiled, device="cuda")
+    text = " ".join(WORDS * 4)
+    load = time.perf_counter() - t0
+
+    def run(n: int) -> float:
+        torch.manual_seed(0)
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        model.generate(target_text=text, min_len=10**6, max_len=n, retry_badcase=False)
+        torch.cuda.synchronize()
+        return time.perf_counter() - t
+
+    t0 = time.perf_counter()
+    run(steps[0])  # warm-up (compilation when optimized)
+    warm = time.perf_counter() - t0
+    a, b = run(steps[0]), run(steps[1])
+    return {"load_s": load, "warmup_s": warm, "ms_per_step": 1e3 * (b - a) / (steps[1] - steps[0])}
+
+
+def table(res: dict[str, Any]) -> str:
+    lines = [
+        f"device {res['device']}  attention {res['attention']}  graphs {res['cuda_graphs']}  "
+        f"ready {res['engine_init_s']:.1f} s (process {res['ready_from_process_start_s']:.1f} s)  "
+        f"peak {res.get('peak_gpu_gb', float('nan')):.2f} GB",
+        f"{'conc':>5} {'ms/step':>8} {'seq-steps/s':>12} {'steady':>9} {'RTF agg':>8} {'RTF p50':>8} "
+        f"{'TTFB p50':>9} {'TTFB p90':>9}",
+    ]
+    for b in res["batches"]:
+        lines.append(
+            f"{b['concurrency']:>5} {b['ms_per_step']:>8.2f} {b['seq_steps_per_s']:>12.0f} "
+            f"{b['steady_seq_steps_per_s']:>9.0f} {b['rtf_aggregate']:>8.4f} {b['rtf_p50']:>8.4f} "
+            f"{b['first_chunk_ms_p50']:>8.1f}ms {b['first_chunk_ms_p90']:>8.1f}ms"
+        )
+    for n, prof in res.get("profile", {}).items():
+        if prof:
+            lines.append(f"profile B={n}: " + ", ".join(f"{k} {v:.2f}" for k, v in prof.items()))
+    for name, off in res.get("official", {}).items():
+        lines.append(f"official {name}: {off}")
+    return "\n".join(lines)
+
+
+def run_cli(argv: list[str]) -> int:
+    """``python -m``-style entry for machines without the app's CLI dependencies."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="voxdesk")
+    add_parser(parser.add_subparsers(required=True))
+    args = parser.parse_args(["bench", *argv])
+    return args.func(args)
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("bench", help="measure the engine (and the official package, if installed)")
+    p.add_argument("--model", required=True, help="model folder (official layout)")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--dtype", default=None)
+    p.add_argument("--concurrency", default="1,4,16,64", help="comma-separated request counts")
+    p.add_argument("--steps", type=int, default=100, help="patches per request")
+    p.add_argument("--max-model-len", type=int, default=2048)
+    p.add_argument("--attention", default="auto", choices=["auto", "sdpa", "triton", "flash"])
+    p.add_argument("--eager", action="store_true", help="no CUDA graphs")
+    p.add_argument("--official", action="store_true", help="also time the official eager loop")
+    p.add_argument("--official-compiled", action="store_true", help="also time official optimize()")
+    p.add_argument("--json", default=None, help="write the results here")
+    p.set_defaults(func=main)
+
+
+def main(args) -> int:
+    t_process = _process_start()
+    conc = [int(c) for c in args.concurrency.split(",") if c.strip()]
+    config = EngineConfig(
+        model_dir=args.model,
+        device=args.device,
+        dtype=args.dtype,
+        max_num_seqs=max(conc),
+        max_model_len=args.max_model_len,
+        attention=args.attention,
+        cuda_graphs=not args.eager,
+    )
+    res = bench_engine(config, conc, args.steps, t_process)
+    official = {}
+    if args.official:
+        official["eager"] = bench_official(args.model, compiled=False)
+    if args.official_compiled:
+        official["optimize"] = bench_official(args.model, compiled=True)
+    if official:
+        res["official"] = official
+        one = res["batches"][0]["ms_per_step"]
+        res["speedup_vs_official"] = {k: v["ms_per_step"] / one for k, v in official.items()}
+    print(table(res))
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=1))
+    return 0
+
+
+def _process_start() -> float:
+    """perf_counter() value at process start (psutil when present, else now)."""
+    try:
+        import psutil
+
+        return time.perf_counter() - (time.time() - psutil.Process().create_time())
+    except ImportError:
+        return time.perf_counter()

@@ -1,0 +1,84 @@
+"""On a CUDA machine: CUDA graphs vs eager, every attention path, and graphs captured and
+replayed on a worker thread all give the same audio. Skipped without CUDA."""
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+from test_engine_batch import _run, _voices
+from tiny import write_tiny_checkpoint
+
+from app.engine import Engine, EngineConfig, SynthRequest
+from app.engine.attention import AttnContext, available_backends, paged_decode_triton, sdpa_paged
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+
+
+@pytest.fixture(scope="module")
+def v2_dir(tmp_path_factory):
+    torch.backends.cudnn.allow_tf32 = False  # fp32 comparisons need true fp32 convolutions
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return write_tiny_checkpoint(tmp_path_factory.mktemp("gpu-v2"), "voxcpm2")
+
+
+def _plan():
+    ref_a, _, cont, _ = _voices()
+    return [
+        (0, SynthRequest("hello world", seed=1, min_len=99, max_len=9)),
+        (0, SynthRequest("another sentence", voice=ref_a, seed=2, min_len=99, max_len=6)),
+        (2, SynthRequest("third line here", voice=cont, seed=3, max_len=20)),
+        (3, SynthRequest("a fourth", voice=ref_a, seed=4, min_len=99, max_len=5)),
+    ]
+
+
+def _latents(v2_dir, **kw):
+    engine = Engine(EngineConfig(model_dir=str(v2_dir), device="cuda", max_num_seqs=8, block_size=16, **kw))
+    got = _run(engine, _plan())
+    return [got[i][1] for i in range(len(got))], [got[i][0] for i in range(len(got))], engine
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("batch", [1, 3, 70])
+def test_triton_decode_matches_sdpa(dtype, batch):
+    torch.manual_seed(batch)
+    heads, kv_heads, dim, bs, nblocks = 16, 2, 128, 16, 400
+    kc = torch.randn(nblocks + 1, bs, kv_heads, dim, device="cuda", dtype=dtype)
+    vc = torch.randn_like(kc)
+    lens = torch.randint(1, 300, (batch,), device="cuda")
+    width = int((lens.max() + bs - 1) // bs)
+    tables = torch.stack([torch.randperm(nblocks, device="cuda")[:width] for _ in range(batch)])
+    q = torch.randn(batch, 1, heads, dim, device="cuda", dtype=dtype)
+    ctx = AttnContext(torch.zeros(batch, dtype=torch.long), tables, lens - 1, lens.to(torch.int32))
+    want = sdpa_paged(q.float(), kc.float(), vc.float(), ctx)
+    got = paged_decode_triton(q, kc, vc, tables, lens.to(torch.int32))
+    tol = 1e-4 if dtype == torch.float32 else 2e-2
+    torch.testing.assert_close(got.float(), want, atol=tol, rtol=tol)
+
+
+def test_graphs_eager_and_attention_paths_agree(v2_dir):
+    ref, ref_audio, _ = _latents(v2_dir, cuda_graphs=False, attention="sdpa")
+    for backend in available_backends(torch.device("cuda")):
+        for graphs in (False, True):
+            lat, audio, engine = _latents(v2_dir, cuda_graphs=graphs, attention=backend)
+            assert (engine.runner.graphs is not None) == graphs
+            for a, b, x, y in zip(lat, ref, audio, ref_audio, strict=True):
+                assert a.shape == b.shape, (backend, graphs)
+                np.testing.assert_allclose(a, b, atol=1e-4, rtol=0, err_msg=f"{backend} graphs={graphs}")
+                np.testing.assert_allclose(x, y, atol=1e-3, rtol=0, err_msg=f"{backend} graphs={graphs}")
+
+
+def test_graphs_captured_and_replayed_on_a_worker_thread(v2_dir):
+    ref, _, _ = _latents(v2_dir, cuda_graphs=False)
+    box = {}
+
+    def work():
+        box["result"] = _latents(v2_dir, cuda_graphs=True)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join()
+    lat, _, engine = box["result"]
+    assert engine.runner.graphs is not None
+    for a, b in zip(lat, ref, strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-4, rtol=0)
