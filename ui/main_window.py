@@ -379,9 +379,7 @@ class MainWindow(QMainWindow):
         self.client.load(str(folder), self.settings.device)
 
     def _engine_state(self, state: str) -> None:
-        self.model.state = state if self.model.ready or state == "loading" else self.model.state
-        if state in ("ready", "busy"):
-            self.model.state = state
+        self.model.state = state
         self._show_model_state()
 
     def _load_progress(self, percent: int, stage: str) -> None:

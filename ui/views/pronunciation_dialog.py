@@ -81,6 +81,7 @@ class PronunciationDialog(QDialog):
         self.sample.textChanged.connect(self._refresh)
 
     def _add(self, rule: Rule) -> None:
+        self.table.blockSignals(True)  # the row is complete only at the end
         row = self.table.rowCount()
         self.table.insertRow(row)
         self.table.setItem(row, 0, QTableWidgetItem(rule.find))
@@ -90,6 +91,8 @@ class PronunciationDialog(QDialog):
             item.setFlags(_CHECK_FLAGS)
             item.setCheckState(Qt.CheckState.Checked if getattr(rule, name) else Qt.CheckState.Unchecked)
             self.table.setItem(row, col, item)
+        self.table.blockSignals(False)
+        self._refresh()
 
     def _remove(self) -> None:
         for row in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):

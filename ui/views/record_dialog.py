@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from app.audio import devices
 from app.audio.recorder import FLOOR_DB, Recorder
+from app.errors import VoxDeskError
 from ui.dialogs import OK_CANCEL, Dialogs
 from ui.errors import report
 
@@ -66,7 +67,7 @@ class RecordDialog(QDialog):
         self.device.addItem(self.tr("System default"), None)
         try:
             names = [d.name for d in devices.input_devices()]
-        except Exception:  # noqa: BLE001 - no PortAudio: the default entry stays, start() explains
+        except VoxDeskError:  # no PortAudio: the default entry stays; start() explains
             names = []
         for name in names:
             self.device.addItem(name, name)

@@ -16,20 +16,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.audio import devices
+from app.errors import VoxDeskError
 from ui.dialogs import OK_CANCEL, Dialogs
 from ui.settings import Settings
 
 
 def audio_device_names(kind: str) -> list[str]:
-    """Names of the input or output devices PortAudio sees; empty when there is no sound system."""
+    """Names of the input or output devices; empty when there is no sound system."""
     try:
-        import sounddevice
-
-        devices = sounddevice.query_devices()
-    except Exception:  # noqa: BLE001 - no PortAudio / no devices: only "system default" is offered
+        found = devices.input_devices() if kind == "input" else devices.output_devices()
+    except VoxDeskError:  # no PortAudio: only "system default" is offered
         return []
-    key = "max_input_channels" if kind == "input" else "max_output_channels"
-    return [str(d["name"]) for d in devices if d.get(key, 0) > 0]
+    return [d.name for d in found]
 
 
 class SettingsDialog(QDialog):

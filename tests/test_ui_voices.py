@@ -1,0 +1,133 @@
+"""The voice panel, script tools and shortcuts, through their widgets."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QApplication
+from ui_fixtures import ScriptedDialogs, home, open_window, played, ui_model, write_voice_file  # noqa: F401
+
+from app.text.pronunciation import Rule
+from app.voices.library import VoiceLibrary
+
+
+def test_rename_delete_trim_normalise_and_drop(qtbot, home, tmp_path):  # noqa: ANN001, F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, None, dialogs)
+    window.actions.dialog.reject()
+    panel = window.voices
+
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(write_voice_file(tmp_path / "Dropped.wav", seconds=2.0)))])
+    drop = QDropEvent(
+        QPointF(10, 10),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    panel.dropEvent(drop)
+    assert [v.name for v in VoiceLibrary().list()] == ["Dropped"]
+    assert window.script.voice.findData("Dropped") >= 0
+
+    panel.name.setText("Narrator")
+    panel.name.editingFinished.emit()
+    assert VoiceLibrary().list()[0].name == "Narrator"
+    assert window.script.voice.findData("Narrator") >= 0 and window.script.voice.findData("Dropped") < 0
+
+    wave = panel.waveform
+    wave.resize(400, 80)
+    qtbot.mousePress(wave, Qt.MouseButton.LeftButton, pos=QPoint(100, 40))  # nearest handle: the start
+    qtbot.mouseRelease(wave, Qt.MouseButton.LeftButton, pos=QPoint(100, 40))
+    start, end = wave.selection()
+    assert 0 < start < end == len(panel._audio)
+    qtbot.mouseClick(panel.trim_button, Qt.MouseButton.LeftButton)
+    voice = VoiceLibrary().list()[0]
+    assert abs(voice.trim_start - start / voice.sample_rate) < 1e-3 and voice.trim_end is None
+    assert abs(voice.duration - (end - start) / voice.sample_rate) < 1e-3
+    assert wave.selection() == (start, end)  # the handles show the stored trim
+
+    qtbot.mouseClick(panel.normalise_button, Qt.MouseButton.LeftButton)
+    voice = VoiceLibrary().list()[0]
+    assert voice.normalised
+    assert abs(np.max(np.abs(VoiceLibrary().audio(voice))) - 10 ** (-1 / 20)) < 1e-3
+
+    panel.transcript.setPlainText("hello there")
+    assert "continuation" in panel.mode_hint.text()
+    panel.flush()
+    assert VoiceLibrary().list()[0].transcript == "hello there"
+
+    dialogs.answers.append(False)
+    qtbot.mouseClick(panel.delete_button, Qt.MouseButton.LeftButton)
+    assert "Narrator" in dialogs.questions[-1] and len(VoiceLibrary().list()) == 1
+    qtbot.mouseClick(panel.delete_button, Qt.MouseButton.LeftButton)
+    assert VoiceLibrary().list() == [] and panel.list.count() == 0
+    assert dialogs.errors == []
+
+
+def test_pronunciation_rules_and_segment_settings_reach_the_jobs(qtbot, home):  # noqa: ANN001, F811
+    window = open_window(qtbot, None, ScriptedDialogs())
+    window.actions.dialog.reject()
+    window.script.set_text("Read the SQL docs. Then rest.")
+    window.script.scriptChanged.emit()
+
+    window.script.pronunciation.click()
+    rules = window.actions.dialog
+    rules._add(Rule(find="SQL", replace="sequel", whole_word=True))
+    rules.sample.setText("SQL and MySQL")
+    assert rules.preview.text() == "sequel and MySQL"
+    rules.accept()
+    jobs = window.project.jobs()
+    assert jobs[0].text == "Read the sequel docs." and jobs[0].display_text == "Read the SQL docs."
+
+    window.script.settings.cfg.setValue(3.0)
+    window.script.settings.style_text.setText("a calm narrator")
+    assert window.project.settings.cfg_value == 3.0
+    window.script.table.settingsRequested.emit(1)
+    seg_dialog = window.actions.dialog
+    seg_dialog.custom.setChecked(True)
+    seg_dialog.form.steps.setValue(4)
+    seg_dialog.form.style_text.setText("")
+    seg_dialog.fixed_seed.setChecked(True)
+    seg_dialog.seed.setValue(1234)
+    seg_dialog.accept()
+    first, second = window.project.jobs()
+    assert (first.inference_timesteps, first.seed, first.text) == (
+        10,
+        None,
+        "(a calm narrator)Read the sequel docs.",
+    )
+    assert (second.inference_timesteps, second.seed, second.text) == (4, 1234, "Then rest.")
+    assert window.script.table.rows()[1].custom and not window.script.table.rows()[0].custom
+
+
+def test_space_and_ctrl_p_play_pause_but_space_types_in_the_editor(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, ui_model, dialogs)
+    dialogs.files.append(write_voice_file(tmp_path / "Anna.wav"))
+    window.voices.import_dialog()
+    window.script.set_text("One. Two.")
+    window.script.scriptChanged.emit()
+    with qtbot.waitSignal(window.session.runFinished, timeout=30_000):
+        window.transport.speak_button.click()
+    window.playback.stop()
+    heard_before = len(played(window))
+
+    editor = window.script.editor
+    editor.setFocus()
+    editor.moveCursor(editor.textCursor().MoveOperation.End)
+    qtbot.keyClick(editor, Qt.Key.Key_Space)
+    assert editor.toPlainText().endswith(" ") and window.playback.playlist is None
+
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    window.script.table.setFocus()
+    qtbot.keyClick(window.script.table, Qt.Key.Key_Space)
+    assert window.playback.playing  # the finished script plays from the start
+    qtbot.keyClick(window, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
+    assert window.playback.playlist is not None and not window.playback.playing  # paused
+    qtbot.keyClick(window, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier)
+    assert window.playback.playing
+    segs = window.session.segments
+    assert len(played(window)) - heard_before >= sum(len(s.samples()) for s in segs)
