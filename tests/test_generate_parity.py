@@ -138,3 +138,14 @@ def test_cached_latents_equal_encoding(pair_v2, audio_files):
     )
     cached = ours.synthesize(TEXT, cached_voice, seed=1, min_len=5, max_len=5)
     np.testing.assert_array_equal(direct.audio, cached.audio)
+
+
+def test_stream_yields_each_patch_as_it_is_made(pair_v2):
+    _, ours = pair_v2
+    prefill = ours.prefill_for(TEXT)
+    whole = ours.synthesize(TEXT, seed=2, min_len=6, max_len=6)
+    stream = ours.stream(prefill, seed=2, min_len=6, max_len=6)
+    first = next(stream)  # available before the rest is generated
+    assert first.dtype == np.float32 and len(first) == ours.model.samples_per_patch
+    rest = list(stream)
+    np.testing.assert_array_equal(np.concatenate([first, *rest]), whole.audio)
