@@ -30,7 +30,10 @@ def audio_files(tmp_path_factory):
     prompt, ref = tone(150, freq=220.0, seed=1), tone(90, freq=330.0, seed=2)
     sf.write(folder / "prompt.wav", prompt, 16000, subtype="FLOAT")
     sf.write(folder / "ref.wav", ref, 16000, subtype="FLOAT")
-    return {"prompt": (str(folder / "prompt.wav"), prompt), "ref": (str(folder / "ref.wav"), ref)}
+    short = tone(5, seed=3)  # one VoxCPM1 patch (8 samples) after padding
+    sf.write(folder / "short.wav", short, 16000, subtype="FLOAT")
+    files = {"prompt": (prompt, "prompt.wav"), "ref": (ref, "ref.wav"), "short": (short, "short.wav")}
+    return {k: (str(folder / name), wav) for k, (wav, name) in files.items()}
 
 
 def _official(path, v2: bool):
@@ -74,9 +77,14 @@ def _run_official(off, v2: bool, text: str, kw: dict, seed: int, min_len: int, m
 def _modes(files):
     p_path, p_wav = files["prompt"]
     r_path, r_wav = files["ref"]
+    s_path, s_wav = files["short"]
     cont = (dict(prompt_wav_path=p_path, prompt_text=PROMPT_TEXT), VoicePrompt(p_wav, PROMPT_TEXT))
     return {
         "zero-shot": ({}, None),
+        "one-patch prompt": (
+            dict(prompt_wav_path=s_path, prompt_text=PROMPT_TEXT),
+            VoicePrompt(s_wav, PROMPT_TEXT),
+        ),
         "continuation": cont,
         "reference": (dict(reference_wav_path=r_path), VoicePrompt(reference_audio=r_wav)),
         "reference+continuation": (
@@ -106,7 +114,7 @@ def test_v2_modes_match_official(pair_v2, audio_files, mode):
     assert all(len(c) == ours.model.samples_per_patch for c in result.chunks)
 
 
-@pytest.mark.parametrize("mode", ["zero-shot", "continuation"])
+@pytest.mark.parametrize("mode", ["zero-shot", "continuation", "one-patch prompt"])
 def test_v1_modes_match_official(pair_v1, audio_files, mode):
     off, ours = pair_v1
     kw, voice = _modes(audio_files)[mode]

@@ -125,7 +125,8 @@ class Synthesizer:
         max_len: int = 4096,
         latents: list[torch.Tensor] | None = None,
     ) -> Iterator[np.ndarray]:
-        """Yield one float32 chunk (``samples_per_patch`` samples) per generated patch.
+        """Yield one float32 chunk (``samples_per_patch`` samples) per generated patch
+        (except ``prefill.skip_chunks`` leading ones, a VoxCPM1 quirk kept for parity).
 
         Stops after patch ``i`` when ``i > min_len`` and the stop head says so, or after
         ``min(6*target_tokens + 10, max_len)`` patches. Generated patches are appended to
@@ -157,7 +158,8 @@ class Synthesizer:
             if latents is not None:
                 latents.append(patch[0].float().cpu())
             audio = self.decoder.decode(patch.float().transpose(1, 2), [0])
-            yield audio[0].cpu().numpy().astype(np.float32)
+            if i >= prefill.skip_chunks:
+                yield audio[0].cpu().numpy().astype(np.float32)
             if i > min_len and bool(m.stop_flags(lm_h)[0]):
                 break
             if i + 1 < n_max:

@@ -58,6 +58,7 @@ class Prefill:
     audio_mask: torch.Tensor
     target_tokens: int
     context: torch.Tensor  # [c, P, D]: prompt patches that warm the streaming VAE decoder
+    skip_chunks: int = 0  # leading generated chunks the official output leaves out (see below)
 
     @property
     def length(self) -> int:
@@ -157,11 +158,15 @@ def build_prefill(
     feats = torch.cat(audio)
     audio_mask = torch.tensor(is_audio, dtype=torch.int32)
     context = torch.zeros(0, patch_size, feat_dim)
+    skip = 0
     if is_audio[-1]:
         # The official loop keeps the last (prefix_len - 1) audio patches as decoding context:
         # prefix_len is 4 for VoxCPM2 and 3 for VoxCPM1.
         n = min(3 if v2 else 2, int(audio_mask.sum()))
         context = feats[audio_mask.nonzero()[-n:, 0]]
+        # VoxCPM1 always trims two patches of audio, so a one-patch prompt costs the first
+        # generated patch its audio; we do the same to keep the output identical.
+        skip = 0 if v2 else 2 - n
     return Prefill(
         ids=torch.tensor(ids, dtype=torch.long),
         feats=feats,
@@ -169,4 +174,5 @@ def build_prefill(
         audio_mask=audio_mask,
         target_tokens=len(tokenizer(text)),
         context=context,
+        skip_chunks=skip,
     )
