@@ -120,8 +120,8 @@ def test_stop_cancels_mid_run(qtbot, home, ui_model, tmp_path):  # noqa: ANN001,
     window = open_window(qtbot, ui_model, dialogs)
     import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
     type_script(qtbot, window, " ".join(f"This is sentence {i}." for i in range(20)))
-    with qtbot.waitSignal(window.client.host.chunk, timeout=30_000):
-        qtbot.keyClick(window.script.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window.script.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: any(s.chunks for s in window.session.segments), timeout=30_000)
     assert window.session.busy()
     qtbot.keyClick(window, Qt.Key.Key_Escape)
     assert not window.session.busy()

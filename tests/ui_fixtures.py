@@ -96,8 +96,9 @@ def open_window(qtbot, model: Path | None, dialogs: ScriptedDialogs, sink: Captu
     if model is None:
         window.start()
         return window
-    with qtbot.waitSignal(window.client.host.loaded, timeout=30_000):
-        window.start()
+    window.start()
+    # (waitSignal on a cross-thread signal returns before the window's queued slot has run)
+    qtbot.waitUntil(lambda: window.model.ready, timeout=30_000)
     return window
 
 

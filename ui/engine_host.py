@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +50,6 @@ class ModelInfo:
     sample_rate: int  # output audio rate
     encoder_rate: int  # rate of prompt audio (the VAE's input)
     device: str  # status-bar text, e.g. "NVIDIA H200 · 120.3 GB free" or "CPU"
-
-
-@dataclass
-class _Active:
-    tags: dict[int, int] = field(default_factory=dict)  # engine request id -> job tag
-
-    def tag_of(self, rid: int) -> int | None:
-        return self.tags.get(rid)
 
 
 def _folder_stamp(model_dir: str) -> str:
@@ -98,7 +90,7 @@ class EngineHost(QObject):
         super().__init__()
         self._engine: Any = None
         self._device = "cpu"
-        self._active = _Active()
+        self._tags: dict[int, int] = {}  # engine request id -> job tag
         self._timer: QTimer | None = None
 
     # --- slots (engine thread) ------------------------------------------------------------
@@ -147,8 +139,8 @@ class EngineHost(QObject):
             except Exception as exc:  # noqa: BLE001 - one segment fails, the others go on
                 self.failed.emit(job.tag, report(exc, "preparing a segment"))
                 continue
-            self._active.tags[rid] = job.tag
-        if self._active.tags:
+            self._tags[rid] = job.tag
+        if self._tags:
             self.stateChanged.emit("busy")
             self._ensure_timer().start()
 
@@ -167,15 +159,11 @@ class EngineHost(QObject):
     @Slot(object)
     def cancel(self, tags: list[int]) -> None:
         wanted = set(tags)
-        for rid, tag in list(self._active.tags.items()):
+        for rid, tag in list(self._tags.items()):
             if tag in wanted and self._engine is not None:
                 self._engine.cancel(rid)
-                del self._active.tags[rid]
+                del self._tags[rid]
         self._maybe_idle()
-
-    @Slot()
-    def shutdown_engine(self) -> None:
-        self._stop_engine()
 
     @Slot()
     def close(self) -> None:
@@ -196,7 +184,7 @@ class EngineHost(QObject):
         if self._engine is not None:
             self._engine.shutdown()
             self._engine = None
-        self._active.tags.clear()
+        self._tags.clear()
 
     # --- the step loop ----------------------------------------------------------------------
     def _ensure_timer(self) -> QTimer:
@@ -209,36 +197,41 @@ class EngineHost(QObject):
     def _step(self) -> None:
         from app.engine.events import AudioChunk, RequestFailed, RequestFinished
 
-        if self._engine is None or not self._active.tags:
+        if self._engine is None:
             self._maybe_idle()
             return
         try:
             events = self._engine.step()
         except Exception as exc:  # noqa: BLE001 - the engine failed as a whole: fail every job
             message = report(exc, "generating speech")
-            for tag in self._active.tags.values():
+            for tag in self._tags.values():
                 self.failed.emit(tag, message)
-            self._active.tags.clear()
+            self._tags.clear()
             self._maybe_idle()
             return
         for event in events:
-            tag = self._active.tag_of(event.request_id)
+            tag = self._tags.get(event.request_id)
             if tag is None:
-                continue  # cancelled: late chunks are dropped
+                continue  # cancelled: its late events are dropped
             if isinstance(event, AudioChunk):
                 self.chunk.emit(tag, event.samples)
             elif isinstance(event, RequestFinished):
-                del self._active.tags[event.request_id]
+                del self._tags[event.request_id]
                 self.finished.emit(tag, event)
             elif isinstance(event, RequestFailed):
-                del self._active.tags[event.request_id]
+                del self._tags[event.request_id]
                 self.failed.emit(tag, event.message)
         self._maybe_idle()
 
     def _maybe_idle(self) -> None:
-        if not self._active.tags:
-            if self._timer is not None:
-                self._timer.stop()
+        """Stop stepping once every job is done and the engine has dropped cancelled requests
+        (their cache blocks are freed at a step)."""
+        if self._tags or (self._engine is not None and self._engine.has_work()):
+            if self._timer is not None and not self._timer.isActive():
+                self._timer.start()
+            return
+        if self._timer is not None and self._timer.isActive():
+            self._timer.stop()
             if self._engine is not None:
                 self.deviceChanged.emit(describe_device(self._device))
                 self.stateChanged.emit("ready")

@@ -64,17 +64,6 @@ class Settings:
         self._set("export/output_dir", str(value))
 
     @property
-    def gap_ms(self) -> int:
-        try:
-            return max(0, min(5000, int(self._get("export/gap_ms", "300"))))
-        except ValueError:
-            return 300
-
-    @gap_ms.setter
-    def gap_ms(self, value: int) -> None:
-        self._set("export/gap_ms", int(value))
-
-    @property
     def output_device(self) -> str:
         """Name of the playback device; empty: the system default."""
         return self._get("audio/output_device", "")

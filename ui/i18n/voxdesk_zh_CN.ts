@@ -559,82 +559,77 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../views/settings_dialog.py" line="41"/>
+        <location filename="../views/settings_dialog.py" line="40"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="46"/>
+        <location filename="../views/settings_dialog.py" line="45"/>
         <source>Automatic (GPU when available)</source>
         <translation>自动（有 GPU 时使用 GPU）</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="47"/>
+        <location filename="../views/settings_dialog.py" line="46"/>
         <source>GPU (CUDA)</source>
         <translation>GPU（CUDA）</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="48"/>
+        <location filename="../views/settings_dialog.py" line="47"/>
         <source>CPU</source>
         <translation>CPU</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="52"/>
+        <location filename="../views/settings_dialog.py" line="51"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="67"/>
+        <location filename="../views/settings_dialog.py" line="62"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="68"/>
+        <location filename="../views/settings_dialog.py" line="63"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="71"/>
+        <location filename="../views/settings_dialog.py" line="66"/>
         <source>Compute device:</source>
         <translation>计算设备：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="72"/>
+        <location filename="../views/settings_dialog.py" line="67"/>
         <source>Export folder:</source>
         <translation>导出文件夹：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="73"/>
-        <source>Silence between segments:</source>
-        <translation>片段间静音：</translation>
-    </message>
-    <message>
-        <location filename="../views/settings_dialog.py" line="74"/>
+        <location filename="../views/settings_dialog.py" line="68"/>
         <source>Microphone:</source>
         <translation>麦克风：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="75"/>
+        <location filename="../views/settings_dialog.py" line="69"/>
         <source>Speakers:</source>
         <translation>扬声器：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="76"/>
+        <location filename="../views/settings_dialog.py" line="70"/>
         <source>Language:</source>
         <translation>语言：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="77"/>
+        <location filename="../views/settings_dialog.py" line="71"/>
         <source>Theme:</source>
         <translation>主题：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="90"/>
+        <location filename="../views/settings_dialog.py" line="83"/>
         <source>System default</source>
         <translation>系统默认</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="104"/>
+        <location filename="../views/settings_dialog.py" line="97"/>
         <source>Export folder</source>
         <translation>导出文件夹</translation>
     </message>

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLineEdit,
     QPushButton,
-    QSpinBox,
     QWidget,
 )
 
@@ -54,10 +53,6 @@ class SettingsDialog(QDialog):
         out_row = QHBoxLayout()
         out_row.addWidget(self.output_dir, 1)
         out_row.addWidget(browse)
-        self.gap = QSpinBox()
-        self.gap.setRange(0, 5000)
-        self.gap.setSingleStep(50)
-        self.gap.setSuffix(" ms")
         self.input_device = self._device_combo("input", settings.input_device)
         self.output_device = self._device_combo("output", settings.output_device)
         self.language = QComboBox()
@@ -70,7 +65,6 @@ class SettingsDialog(QDialog):
         form = QFormLayout(self)
         form.addRow(self.tr("Compute device:"), self.device)
         form.addRow(self.tr("Export folder:"), out_row)
-        form.addRow(self.tr("Silence between segments:"), self.gap)
         form.addRow(self.tr("Microphone:"), self.input_device)
         form.addRow(self.tr("Speakers:"), self.output_device)
         form.addRow(self.tr("Language:"), self.language)
@@ -81,7 +75,6 @@ class SettingsDialog(QDialog):
         form.addRow(buttons)
 
         self._select(self.device, settings.device)
-        self.gap.setValue(settings.gap_ms)
         self._select(self.language, settings.language)
         self._select(self.theme, settings.theme)
 
@@ -109,7 +102,6 @@ class SettingsDialog(QDialog):
         s = self.settings
         s.device = self.device.currentData()
         s.output_dir = Path(self.output_dir.text().strip() or Path.home())
-        s.gap_ms = self.gap.value()
         s.input_device = self.input_device.currentData()
         s.output_device = self.output_device.currentData()
         s.language = self.language.currentData()
