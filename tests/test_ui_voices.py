@@ -31,10 +31,12 @@ def test_rename_delete_trim_normalise_and_drop(qtbot, home, tmp_path):  # noqa: 
     assert [v.name for v in VoiceLibrary().list()] == ["Dropped"]
     assert window.script.voice.findData("Dropped") >= 0
 
+    assert window.script.default_voice() == "Dropped"
     panel.name.setText("Narrator")
     panel.name.editingFinished.emit()
     assert VoiceLibrary().list()[0].name == "Narrator"
-    assert window.script.voice.findData("Narrator") >= 0 and window.script.voice.findData("Dropped") < 0
+    assert window.script.voice.findData("Dropped") < 0
+    assert window.script.default_voice() == window.project.settings.default_voice == "Narrator"
 
     wave = panel.waveform
     wave.resize(400, 80)

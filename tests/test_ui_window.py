@@ -12,6 +12,7 @@ from tiny import tiny_v2  # noqa: F401
 from ui_fixtures import ScriptedDialogs, home, open_window, played, ui_model, write_voice_file  # noqa: F401
 
 from app.export import Clip, merge
+from app.voices import latents
 from app.voices.library import VoiceLibrary
 
 SCRIPT = "Hello there. How are you today?\n[Bob] I am fine, thank you."
@@ -156,6 +157,9 @@ def test_restart_restores_voices_script_and_audio(qtbot, home, ui_model, tmp_pat
     type_script(qtbot, window, "One sentence. Two sentences.")
     speak_and_wait(qtbot, window)
     audio = [s.samples() for s in window.session.segments]
+    voice = VoiceLibrary().list()[0]
+    cached = latents.load(VoiceLibrary(), voice, window.model.model_id, "prompt")
+    assert cached is not None and cached.dtype == np.float32  # encoded once, kept for next time
     window.close()
 
     again = open_window(qtbot, ui_model, ScriptedDialogs())

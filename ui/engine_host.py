@@ -76,7 +76,7 @@ def describe_device(device: str) -> str:
 class EngineHost(QObject):
     """Lives on the engine thread. Only touched through queued signals."""
 
-    stateChanged = Signal(str)  # "loading" | "ready" | "busy" | "failed" | "stopped"
+    stateChanged = Signal(str)  # "loading" | "ready" | "busy" | "failed"
     loadProgress = Signal(int, str)  # percent, stage
     loaded = Signal(object)  # ModelInfo
     loadFailed = Signal(str)

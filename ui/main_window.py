@@ -8,6 +8,7 @@ through :class:`EngineClient` only. Everything modal goes through ``self.dialogs
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,7 @@ class MainWindow(QMainWindow):
         self.script.table.settingsRequested.connect(self.actions.edit_segment_settings)
         self.script.table.playRequested.connect(self.play_segment)
         self.voices.voicesChanged.connect(self._voices_changed)
+        self.voices.voiceRenamed.connect(self._voice_renamed)
         self.voices.playRequested.connect(self.play_audio)
         self.voices.recordRequested.connect(self.actions.record_voice)
         self.transport.speakClicked.connect(self.speak)
@@ -165,7 +167,6 @@ class MainWindow(QMainWindow):
             {"cfg_value": s.cfg_value, "inference_timesteps": s.inference_timesteps, "style": s.voice_design}
         )
         self._voices_changed()
-        self._refresh_segments()
 
     def set_project(self, project: projects.Project) -> None:
         self.stop()
@@ -211,6 +212,11 @@ class MainWindow(QMainWindow):
             self.project.with_settings(default_voice=self.script.default_voice())
             self._schedule_autosave()
         self._refresh_segments()
+
+    def _voice_renamed(self, old: str, new: str) -> None:
+        """The script's default voice follows a rename (``[Name]`` tags in the text are the user's)."""
+        if (self.project.settings.default_voice or "").casefold() == old.casefold():
+            self.project.with_settings(default_voice=new)
 
     def _refresh_segments(self) -> None:
         self.session.reset(self.project)
@@ -312,8 +318,6 @@ class MainWindow(QMainWindow):
             return
         seg = self.session.segments[index]
         over = self.project.overrides.get(seg.job.key, projects.SegmentOverride())
-        from dataclasses import replace
-
         if new_seed:
             seed = int(np.random.default_rng().integers(0, 2**31 - 1))
         else:
@@ -360,7 +364,9 @@ class MainWindow(QMainWindow):
 
     def apply_output_device(self) -> None:
         """Settings changed: play through the newly chosen device from the next playback on."""
-        if isinstance(self.playback.sink, type(default_sink(None))):
+        from app.audio.player import SoundDeviceSink
+
+        if isinstance(self.playback.sink, SoundDeviceSink):
             self.playback.stop()
             self.playback.sink = default_sink(self.settings.output_device)
 
@@ -425,7 +431,6 @@ class MainWindow(QMainWindow):
             "ready": self.tr("Engine: ready"),
             "busy": self.tr("Engine: generating"),
             "failed": self.tr("Engine: model failed to load"),
-            "stopped": self.tr("Engine: stopped"),
         }
         self.engine_label.setText(states.get(m.state, m.state))
 

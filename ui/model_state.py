@@ -11,7 +11,7 @@ from ui.engine_host import ModelInfo
 @dataclass
 class ModelState:
     folder: Path | None = None
-    state: str = "none"  # none | loading | ready | busy | failed | stopped
+    state: str = "none"  # none | loading | ready | busy | failed
     progress: tuple[int, str] = (0, "")
     info: ModelInfo | None = None
     device: str = ""

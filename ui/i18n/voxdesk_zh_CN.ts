@@ -115,69 +115,64 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="233"/>
+        <location filename="../main_window.py" line="239"/>
         <source>(model voice)</source>
         <translation>（模型自带声音）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="293"/>
+        <location filename="../main_window.py" line="299"/>
         <source>The model is not loaded yet. Wait for it to finish, or choose one in Models.</source>
         <translation>模型尚未加载。请等待加载完成，或在“模型”中选择一个。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="304"/>
+        <location filename="../main_window.py" line="310"/>
         <source>There is nothing to speak yet. Type some text first.</source>
         <translation>还没有可朗读的内容。请先输入文字。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="338"/>
+        <location filename="../main_window.py" line="342"/>
         <source>{0} of {1} segments</source>
         <translation>{0} / {1} 个片段</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="420"/>
+        <location filename="../main_window.py" line="426"/>
         <source>Device: not loaded</source>
         <translation>设备：未加载</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="421"/>
+        <location filename="../main_window.py" line="427"/>
         <source>Model: {0}</source>
         <translation>模型：{0}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="421"/>
+        <location filename="../main_window.py" line="427"/>
         <source>No model</source>
         <translation>无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="423"/>
+        <location filename="../main_window.py" line="429"/>
         <source>Engine: no model</source>
         <translation>引擎：无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="424"/>
+        <location filename="../main_window.py" line="430"/>
         <source>Engine: loading {0}% ({1})</source>
         <translation>引擎：加载中 {0}%（{1}）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="425"/>
+        <location filename="../main_window.py" line="431"/>
         <source>Engine: ready</source>
         <translation>引擎：就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="426"/>
+        <location filename="../main_window.py" line="432"/>
         <source>Engine: generating</source>
         <translation>引擎：生成中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="427"/>
+        <location filename="../main_window.py" line="433"/>
         <source>Engine: model failed to load</source>
         <translation>引擎：模型加载失败</translation>
-    </message>
-    <message>
-        <location filename="../main_window.py" line="428"/>
-        <source>Engine: stopped</source>
-        <translation>引擎：已停止</translation>
     </message>
 </context>
 <context>
@@ -690,92 +685,92 @@
 <context>
     <name>VoicePanel</name>
     <message>
-        <location filename="../views/voice_panel.py" line="133"/>
+        <location filename="../views/voice_panel.py" line="134"/>
         <source>Voices</source>
         <translation>声音库</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="134"/>
+        <location filename="../views/voice_panel.py" line="135"/>
         <source>Selected voice</source>
         <translation>当前声音</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="135"/>
+        <location filename="../views/voice_panel.py" line="136"/>
         <source>Record…</source>
         <translation>录音…</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="136"/>
+        <location filename="../views/voice_panel.py" line="137"/>
         <source>Import…</source>
         <translation>导入…</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="137"/>
+        <location filename="../views/voice_panel.py" line="138"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="138"/>
+        <location filename="../views/voice_panel.py" line="139"/>
         <source>Play voice</source>
         <translation>播放声音</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="139"/>
+        <location filename="../views/voice_panel.py" line="140"/>
         <source>Play selection</source>
         <translation>播放选区</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="140"/>
+        <location filename="../views/voice_panel.py" line="141"/>
         <source>Trim to selection</source>
         <translation>裁剪到选区</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="141"/>
+        <location filename="../views/voice_panel.py" line="142"/>
         <source>Normalise</source>
         <translation>音量标准化</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="142"/>
+        <location filename="../views/voice_panel.py" line="143"/>
         <source>Name:</source>
         <translation>名称：</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="143"/>
+        <location filename="../views/voice_panel.py" line="144"/>
         <source>Transcript (the exact words spoken, optional):</source>
         <translation>文本（录音中说的原话，可选）：</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="144"/>
+        <location filename="../views/voice_panel.py" line="145"/>
         <source>e.g. Hello, this is my voice.</source>
         <translation>例如：你好，这是我的声音。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="145"/>
+        <location filename="../views/voice_panel.py" line="146"/>
         <source>Tip: drop audio files here to import them.</source>
         <translation>提示：把音频文件拖到这里即可导入。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="207"/>
+        <location filename="../views/voice_panel.py" line="208"/>
         <source>, normalised</source>
         <translation>，已标准化</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="209"/>
+        <location filename="../views/voice_panel.py" line="210"/>
         <source>{0:.1f} s in use of {1:.1f} s · selection {2:.1f} s{3}</source>
         <translation>使用 {0:.1f} 秒 / 共 {1:.1f} 秒 · 选区 {2:.1f} 秒{3}</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="233"/>
+        <location filename="../views/voice_panel.py" line="234"/>
         <source>Mode: continuation. The model carries on from this recording and its transcript, for the closest likeness. The transcript must match the words exactly.</source>
         <translation>模式：续写。模型接着这段录音及其文本继续说，相似度最高。文本必须与录音内容完全一致。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="237"/>
+        <location filename="../views/voice_panel.py" line="238"/>
         <source>Mode: reference (VoxCPM2). The recording alone sets the voice. Type the exact words spoken to use continuation mode for a closer likeness.</source>
         <translation>模式：参考（VoxCPM2）。仅凭录音确定音色。填写录音中的原话可改用续写模式，相似度更高。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="288"/>
+        <location filename="../views/voice_panel.py" line="291"/>
         <source>Delete the voice “{0}”? Its recording is removed from the library.</source>
         <translation>删除声音“{0}”？其录音将从声音库中移除。</translation>
     </message>

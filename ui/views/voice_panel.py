@@ -43,6 +43,7 @@ class VoicePanel(QWidget):
     """Left side of the window. Emits ``voicesChanged`` after any add/rename/delete."""
 
     voicesChanged = Signal()
+    voiceRenamed = Signal(str, str)  # old name, new name (sent before voicesChanged)
     playRequested = Signal(object, int)  # samples, sample rate
     recordRequested = Signal()
 
@@ -275,9 +276,11 @@ class VoicePanel(QWidget):
         new = self.name.text().strip()
         if voice is None or new == voice.name:
             return
-        if self._run(lambda: self.library.rename(voice, new), "renaming a voice") is None:
+        renamed = self._run(lambda: self.library.rename(voice, new), "renaming a voice")
+        if renamed is None:
             self.name.setText(voice.name)
             return
+        self.voiceRenamed.emit(voice.name, renamed.name)
         self.refresh(select_id=voice.id)
         self.voicesChanged.emit()
 
