@@ -200,3 +200,22 @@ def test_space_plays_only_when_not_typing(qtbot, home, tmp_path):  # noqa: ANN00
     assert editor.toPlainText() == " "
     window.script.table.setFocus()
     assert calls == []
+
+
+def test_editing_the_script_while_it_speaks(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, ui_model, dialogs)
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
+    sentences = [f"This is sentence {i}." for i in range(10)]
+    type_script(qtbot, window, " ".join(sentences))
+    qtbot.keyClick(window.script.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: any(s.chunks for s in window.session.segments), timeout=30_000)
+    with qtbot.waitSignal(window.session.runFinished, timeout=30_000):
+        window.script.set_text(" ".join(sentences[:2]))  # the other eight are edited away
+        window.script.scriptChanged.emit()
+    assert [s.status for s in window.session.segments] == ["done", "done"]
+    assert not window.session.busy() and window.transport.speak_button.isEnabled()
+    segs = window.session.segments
+    gap = round(window.project.settings.gap_seconds * window.session.sample_rate)
+    heard = played(window)
+    assert len(heard) >= len(segs[0].samples()) + gap + len(segs[1].samples())

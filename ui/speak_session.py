@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,7 @@ class SpeakSession(QObject):
         self.sample_rate = 0
         self.context = ""  # the loaded model's id: results of another model do not count
         self.project: Project | None = None
+        self._reset_context = ""
         self.segments: list[SegmentAudio] = []
         self._by_tag: dict[int, int] = {}
         self._progress = BatchProgress()
@@ -94,17 +95,26 @@ class SpeakSession(QObject):
 
     # --- script -----------------------------------------------------------------------------
     def reset(self, project: Project) -> None:
-        """Re-read the project's segments. Finished results whose text and settings still match
-        are kept; a segment being generated keeps going if its job is unchanged."""
+        """Re-read the project's segments after an edit. A segment whose job is unchanged (it may
+        have moved) keeps its generation running, or its audio in memory (same model only).
+        Others take their stored result when it still matches; running ones that were edited
+        away are cancelled."""
         self.project = project
-        running = {self.segments[i].job: self.segments[i] for i in self._by_tag.values()}
+        same_model = self._reset_context == self.context
+        self._reset_context = self.context
+        old = {
+            replace(s.job, index=0): s
+            for s in self.segments
+            if s.tag is not None or (same_model and s.status == "done" and s.chunks)
+        }
         self._by_tag = {}
         segments: list[SegmentAudio] = []
         for job in project.jobs():
-            seg = running.pop(job, None) or running.pop(_same_content(job, running), None)
-            if seg is not None and seg.tag is not None:
+            seg = old.pop(replace(job, index=0), None)
+            if seg is not None:
                 seg.job = job
-                self._by_tag[seg.tag] = job.index
+                if seg.tag is not None:
+                    self._by_tag[seg.tag] = job.index
             else:
                 seg = SegmentAudio(job)
                 res = project.result(job, self.context)
@@ -113,8 +123,14 @@ class SpeakSession(QObject):
                     seg.seconds, seg.seed = res.duration, res.seed
             segments.append(seg)
         self.segments = segments
-        if running:  # edited away while generating: stop them
-            self.client.cancel([s.tag for s in running.values() if s.tag is not None])
+        gone = [s for s in old.values() if s.tag is not None]
+        if gone:
+            self.client.cancel([s.tag for s in gone])
+            for seg in gone:
+                self.playback.fail(seg.job.key)  # the playlist must not wait for it
+        if not self._by_tag and gone:
+            self.flush()
+            self.runFinished.emit()
 
     def busy(self) -> bool:
         return bool(self._by_tag)
@@ -286,8 +302,3 @@ class SpeakSession(QObject):
             if index < len(self.segments):
                 self.segmentChanged.emit(index)
         self.progressChanged.emit(self._progress.overall(), self._progress.eta())
-
-
-def _same_content(job: SegmentJob, running: dict[SegmentJob, SegmentAudio]) -> SegmentJob | None:
-    """A running job for the same segment key and text whose index moved (text edited above it)."""
-    return next((j for j in running if j.key == job.key and j.text == job.text), None)
