@@ -20,14 +20,15 @@ if want tests; then
 fi
 if want v2; then
     t=$(date +%s); ckpt voxcpm2 /tmp/v2; echo "write v2 checkpoint: $(( $(date +%s) - t )) s" | tee "$OUT/ckpt.log"
-    timeout 300 python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,4,16,64 --steps 100 --official --json "$OUT/v2.json" 2>&1 | grep -v Warning | tail -20 | tee "$OUT/v2.log"
+    timeout 300 python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,4,16,64 --steps 100 --official --json "$OUT/v2.json" 2>&1 | grep -v "it/s" | tail -20 | tee "$OUT/v2.log"
     python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,16 --steps 60 --attention sdpa --json "$OUT/v2_sdpa.json" 2>&1 | tail -8 | tee "$OUT/v2_sdpa.log"
 fi
 if want official-compiled; then
     ckpt voxcpm2 /tmp/v2
-    python3 -c "$BENCH" --model /tmp/v2 --concurrency 1 --steps 60 --official-compiled --json "$OUT/v2_compiled.json" 2>&1 | tail -8 | tee "$OUT/v2_compiled.log"
+    python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,64 --steps 40 --eager --json "$OUT/v2_eager.json" 2>&1 | tail -8 | tee "$OUT/v2_eager.log"
+    timeout 420 python3 -c "$BENCH" --model /tmp/v2 --concurrency 1 --steps 100 --official-compiled --json "$OUT/v2_compiled.json" 2>&1 | grep -v "it/s" | tail -8 | tee "$OUT/v2_compiled.log"
 fi
 if want v15; then
     ckpt voxcpm1.5 /tmp/v15
-    python3 -c "$BENCH" --model /tmp/v15 --concurrency 1,16 --steps 100 --max-model-len 2048 --official --json "$OUT/v15.json" 2>&1 | tail -12 | tee "$OUT/v15.log"
+    python3 -c "$BENCH" --model /tmp/v15 --concurrency 1,16 --steps 100 --max-model-len 2048 --official --json "$OUT/v15.json" 2>&1 | grep -v "it/s" | tail -12 | tee "$OUT/v15.log"
 fi
