@@ -60,8 +60,9 @@ class LocDiT(nn.Module):
     ) -> torch.Tensor:
         """``x [N, D, P]``, ``mu [N, H]`` (v2: ``[N, 2H]``), ``t, dt [N]``, ``cond [N, D, P']``
         -> velocity ``[N, D, P]``."""
-        xs = self.in_proj(x.transpose(1, 2))
-        cs = self.cond_proj(cond.transpose(1, 2))
+        # Contiguous inputs: the GEMM path (and so the bf16 rounding) then matches the official one.
+        xs = self.in_proj(x.transpose(1, 2).contiguous())
+        cs = self.cond_proj(cond.transpose(1, 2).contiguous())
         temb = self.time_mlp(time_sinusoid(t, self.hidden).to(xs.dtype))
         temb = temb + self.delta_time_mlp(time_sinusoid(dt, self.hidden).to(xs.dtype))
         if self.v2:
