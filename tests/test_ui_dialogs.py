@@ -191,3 +191,25 @@ def test_chinese_translation_loads(qtbot, home):  # noqa: ANN001, F811
     finally:
         remove_translators(app, translators)
     assert Path(__file__).parent.parent.joinpath("ui", "i18n", "voxdesk_zh_CN.qm").is_file()
+
+
+def test_run_opens_the_window_and_quits_cleanly(qtbot, home):  # noqa: ANN001, F811
+    from PySide6.QtCore import QTimer
+
+    from ui.errors import log_file
+    from ui.main import run
+
+    previous = sys.excepthook
+    seen: list[str] = []
+
+    def look_then_quit() -> None:
+        seen.extend(type(w).__name__ for w in QApplication.topLevelWidgets() if w.isVisible())
+        QApplication.quit()
+
+    QTimer.singleShot(300, look_then_quit)
+    try:
+        assert run([]) == 0
+    finally:
+        sys.excepthook = previous
+    assert "MainWindow" in seen and "ModelManager" in seen  # first run: no model yet
+    assert "VoxDesk window opened" in log_file().read_text(encoding="utf-8")

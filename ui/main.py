@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from ui.errors import install_excepthook, setup_logging
@@ -15,6 +15,19 @@ from ui.settings import Settings
 from ui.theme import apply_theme
 
 log = logging.getLogger(__name__)
+
+
+class _ErrorRelay(QObject):
+    """Shows the excepthook's message on the GUI thread, whichever thread failed."""
+
+    message = Signal(str)
+
+    def __init__(self, parent: QObject) -> None:
+        super().__init__(parent)
+        self.message.connect(self._show)
+
+    def _show(self, text: str) -> None:
+        QMessageBox.critical(QApplication.activeWindow(), "VoxDesk", text)
 
 
 def create_app(argv: list[str] | None = None) -> QApplication:
@@ -34,18 +47,15 @@ def run(argv: list[str] | None = None) -> int:
     app = create_app(argv)
     settings = Settings()
     apply_theme(app, settings.theme)
-    translators = install_translators(app, settings.language)
+    install_translators(app, settings.language)  # parented to the app: they live as long as it
 
-    def show_error(message: str) -> None:
-        QMessageBox.critical(app.activeWindow(), "VoxDesk", message)
-
-    install_excepthook(show_error)
+    relay = _ErrorRelay(app)  # lives on the GUI thread: errors from any thread are shown there
+    install_excepthook(relay.message.emit)
     from ui.main_window import MainWindow
 
     window = MainWindow(settings=settings)
+    app.aboutToQuit.connect(window.close)  # however the app ends: autosave, stop the engine thread
     window.show()
     QTimer.singleShot(0, window.start)
     log.info("VoxDesk window opened")
-    code = app.exec()
-    del translators
-    return code
+    return app.exec()
