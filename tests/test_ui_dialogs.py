@@ -193,23 +193,35 @@ def test_chinese_translation_loads(qtbot, home):  # noqa: ANN001, F811
     assert Path(__file__).parent.parent.joinpath("ui", "i18n", "voxdesk_zh_CN.qm").is_file()
 
 
-def test_run_opens_the_window_and_quits_cleanly(qtbot, home):  # noqa: ANN001, F811
-    from PySide6.QtCore import QTimer
+SMOKE = """
+import sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from ui.main import create_app, run
+
+def look_then_quit():
+    print(sorted(type(w).__name__ for w in QApplication.topLevelWidgets() if w.isVisible()))
+    QApplication.quit()
+
+create_app()
+QTimer.singleShot(500, look_then_quit)
+sys.exit(run([]))
+"""
+
+
+def test_run_opens_the_window_and_quits_cleanly(home):  # noqa: ANN001, F811
+    """In its own process: quitting the application's event loop cannot be undone."""
+    import os
+    import subprocess
 
     from ui.errors import log_file
-    from ui.main import run
 
-    previous = sys.excepthook
-    seen: list[str] = []
-
-    def look_then_quit() -> None:
-        seen.extend(type(w).__name__ for w in QApplication.topLevelWidgets() if w.isVisible())
-        QApplication.quit()
-
-    QTimer.singleShot(300, look_then_quit)
-    try:
-        assert run([]) == 0
-    finally:
-        sys.excepthook = previous
-    assert "MainWindow" in seen and "ModelManager" in seen  # first run: no model yet
+    root = Path(__file__).parent.parent
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "VOXDESK_HOME": str(home)}
+    done = subprocess.run(
+        [sys.executable, "-c", SMOKE], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "'MainWindow'" in done.stdout and "'ModelManager'" in done.stdout  # first run: no model yet
     assert "VoxDesk window opened" in log_file().read_text(encoding="utf-8")
+    assert "Destroyed while thread" not in done.stderr
