@@ -80,7 +80,7 @@ def _voice(args: argparse.Namespace, encode_rate: int, v2: bool):
 
 
 def _render(synth, jobs: list[Job], voice, args: argparse.Namespace) -> Iterator[tuple[Job, object]]:
-    """Synthesize the jobs one after another (the batched engine can replace this loop)."""
+    """Synthesize one text with the one-request loop."""
     from app.models.voxcpm.prompt import design_text, normalize_text
 
     for job in jobs:
@@ -99,6 +99,43 @@ def _render(synth, jobs: list[Job], voice, args: argparse.Namespace) -> Iterator
         yield job, result
 
 
+@dataclass(frozen=True)
+class _Rendered:
+    audio: object
+    sample_rate: int
+    n_patches: int
+    seed: int
+
+
+def _render_batch(jobs: list[Job], voice, args: argparse.Namespace) -> Iterator[tuple[Job, _Rendered]]:
+    """All lines of a text file as one batch through the engine (same audio as one by one)."""
+    import numpy as np
+
+    from app.engine import Engine, EngineConfig, SynthRequest
+    from app.engine.events import AudioChunk, RequestFailed
+    from app.models.voxcpm.prompt import design_text, normalize_text
+
+    engine = Engine(EngineConfig(model_dir=args.model, device=args.device, max_num_seqs=min(len(jobs), 64)))
+    reqs = []
+    for job in jobs:
+        text = normalize_text(job.text)
+        text = design_text(args.control, text) if args.control else text
+        settings = (args.seed, args.cfg, args.timesteps, args.min_len, args.max_len)
+        reqs.append(SynthRequest(text, voice, *settings))
+    ids = [engine.submit(r) for r in reqs]
+    by_id = dict(zip(ids, jobs, strict=True))
+    chunks: dict[int, list] = {rid: [] for rid in ids}
+    while by_id:
+        for ev in engine.step():
+            if isinstance(ev, AudioChunk):
+                chunks[ev.request_id].append(ev.samples)
+            elif isinstance(ev, RequestFailed):
+                raise VoxDeskError(f"Line {ids.index(ev.request_id) + 1}: {ev.message}")
+            else:
+                audio = np.concatenate(chunks.pop(ev.request_id))
+                yield by_id.pop(ev.request_id), _Rendered(audio, engine.sample_rate, ev.n_patches, ev.seed)
+
+
 def cmd_synth(args: argparse.Namespace) -> int:
     from app.audio.io import write_audio
     from app.models.voxcpm.config import load_config
@@ -110,10 +147,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
     device = resolve_device(args.device)
     encode_rate = int(cfg.audio_vae.get("sample_rate", 16000))
     voice = _voice(args, encode_rate, cfg.is_v2)
-    synth = Synthesizer.from_dir(args.model, device)
     if args.text_file is not None:
         jobs[0].out.parent.mkdir(parents=True, exist_ok=True)
-    for job, result in _render(synth, jobs, voice, args):
+        rendered = _render_batch(jobs, voice, args)
+    else:
+        rendered = _render(Synthesizer.from_dir(args.model, device), jobs, voice, args)
+    for job, result in rendered:
         write_audio(job.out, result.audio, result.sample_rate)
         seconds = len(result.audio) / result.sample_rate
         print(f"{job.out}: {seconds:.2f} s, {result.n_patches} patches, seed {result.seed}")
@@ -192,7 +231,18 @@ def add_write_checkpoint(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_write_checkpoint)
 
 
-SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_synth, add_info, add_write_checkpoint]
+def add_bench(sub: argparse._SubParsersAction) -> None:
+    from app.engine.bench import add_parser
+
+    add_parser(sub)
+
+
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    add_synth,
+    add_info,
+    add_write_checkpoint,
+    add_bench,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
