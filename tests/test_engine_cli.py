@@ -1,0 +1,47 @@
+"""``voxdesk synth --text-file`` runs all lines as one engine batch with the same audio as one
+by one; ``voxdesk bench`` prints its table and writes its JSON (CPU, tiny model)."""
+
+import json
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+from tiny import write_tiny_checkpoint
+
+from app.cli import main
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield write_tiny_checkpoint(tmp_path_factory.mktemp("cli-v2"), "voxcpm2")
+    torch.set_num_threads(before)
+
+
+def test_text_file_batch_equals_lines_one_by_one(model, tmp_path, capsys):
+    lines = ["first line here", "second one", "and a third line of text"]
+    (tmp_path / "lines.txt").write_text("\n".join(lines[:2]) + "\n\n" + lines[2] + "\n", encoding="utf-8")
+    common = ["--model", str(model), "--seed", "5", "--device", "cpu", "--min-len", "99", "--max-len"]
+    args = ["synth", "--text-file", str(tmp_path / "lines.txt"), "--out", str(tmp_path / "out")]
+    assert main([*args, *common, "7"]) == 0
+    for i, line in enumerate(lines, 1):
+        assert main(["synth", "--text", line, "--out", str(tmp_path / f"{i}.wav"), *common, "7"]) == 0
+        batched, rate = sf.read(tmp_path / "out" / f"{i:04d}.wav", dtype="float32")
+        alone, _ = sf.read(tmp_path / f"{i}.wav", dtype="float32")
+        assert rate == 48000 and batched.shape == alone.shape == (7 * 48,)
+        np.testing.assert_allclose(batched, alone, atol=2e-4)  # 16-bit WAV rounding
+    assert "seed 5" in capsys.readouterr().out
+
+
+def test_bench_prints_a_table_and_writes_json(model, tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    args = ["bench", "--model", str(model), "--device", "cpu", "--concurrency", "1,3", "--steps", "6"]
+    assert main([*args, "--max-model-len", "256", "--json", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert "seq-steps/s" in table and "TTFB" in table
+    res = json.loads(out.read_text())
+    assert [b["concurrency"] for b in res["batches"]] == [1, 3]
+    for b in res["batches"]:
+        assert b["steps"] == 6 and b["seq_steps_per_s"] > 0 and b["first_chunk_ms_p50"] > 0
