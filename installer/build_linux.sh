@@ -53,7 +53,7 @@ export VOXDESK_HOME=$HOME_DIR QT_QPA_PLATFORM=offscreen
 step "self-test: voxdesk-cli --self-test"
 "$BUNDLE/voxdesk-cli" --self-test
 step "self-test: VoxDesk --self-test"
-"$BUNDLE/VoxDesk" --self-test >/dev/null && echo "passed"
+"$BUNDLE/VoxDesk" --self-test | tail -1
 
 step "window: VoxDesk starts (offscreen, no model configured) and stays up for 30 s"
 set +e
@@ -67,10 +67,19 @@ if [ "$RC" -ne 124 ] || compgen -G "$HOME_DIR/logs/crash-*.log" >/dev/null; then
 fi
 echo "still running after 30 s: ok"
 
-step "shared libraries the bundle cannot resolve (plugins for absent desktops are expected here)"
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+    SYSTEM_PA=$(ldconfig -p | awk '/libportaudio\.so\.2 .*x86-64/ {print $NF; exit}')
+    if [ -n "$SYSTEM_PA" ]; then
+        step "self-test with the system's PortAudio made unloadable (the bundle must use its own)"
+        unshare -m sh -c "mount --bind /dev/null '$(readlink -f "$SYSTEM_PA")' && '$BUNDLE/voxdesk-cli' --self-test" |
+            grep -E "audio libs|SELF-TEST"
+    fi
+fi
+
+step "shared libraries the bundle cannot resolve (Wayland and GTK ones come from the desktop)"
 find "$LIBS" -type f \( -name '*.so' -o -name '*.so.*' \) -print0 |
     xargs -0 -n 50 env LD_LIBRARY_PATH="$LIBS" ldd 2>/dev/null |
-    awk '/^\// {file=$0} /not found/ {print "  " file " -> " $1}' | sort -u | sed "s|$ROOT/||" || true
+    awk '/:$/ {file=$1} /not found/ {print "  " file " " $1}' | sed "s|$LIBS/||" | sort -u || true
 
 # ---- archive and report -------------------------------------------------------------------------
 TARBALL=""
@@ -81,6 +90,7 @@ if [ "${SKIP_TAR:-0}" != 1 ]; then
 fi
 
 END=$(date +%s)
+set +o pipefail  # head closing its pipe early is fine here
 step "VoxDesk $VERSION: report"
 echo "total time:       $((END - START)) s (PyInstaller $((T1 - T0)) s)"
 echo "bundle:           $(du -sm "$BUNDLE" | cut -f1) MB, $(find "$BUNDLE" -type f | wc -l) files (before strip: $BEFORE MB)"
