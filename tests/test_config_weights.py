@@ -172,3 +172,34 @@ def test_missing_files(tiny_v2, tmp_path):
 def test_cuda_requested_without_gpu(tiny_v2):
     with pytest.raises(VoxDeskError, match="CUDA"):
         load_model(tiny_v2, "cuda")
+
+
+@pytest.mark.parametrize(
+    "preset, main_params, tensors",
+    [("voxcpm-0.5b", 652_287_296, 377), ("voxcpm1.5", 801_729_856, 467), ("voxcpm2", 2_290_004_544, 577)],
+)
+def test_release_presets_have_the_published_shapes(preset, main_params, tensors):
+    """Parameter and tensor counts of the real releases (spec section 2), built on the meta device."""
+    from app.models.voxcpm.checkpoint import preset_config
+    from app.models.voxcpm.model import VoxCPM
+
+    with torch.device("meta"):
+        model = VoxCPM(parse_config(preset_config(preset)))
+    main = {k: v for k, v in model.state_dict().items() if not k.startswith("audio_vae.")}
+    assert (sum(v.numel() for v in main.values()), len(main)) == (main_params, tensors)
+
+
+@pytest.mark.parametrize("arch", ["voxcpm", "voxcpm2"])
+def test_official_loader_uses_every_written_tensor(tiny_v1, tiny_v2, arch):
+    """The official from_local ignores mismatches silently: check it loaded exactly our files."""
+    path = tiny_v2 if arch == "voxcpm2" else tiny_v1
+    import_official()
+    if arch == "voxcpm2":
+        from voxcpm.model.voxcpm2 import VoxCPM2Model as cls
+    else:
+        from voxcpm.model.voxcpm import VoxCPMModel as cls
+    official = cls.from_local(str(path), optimize=False, device="cpu").state_dict()
+    vae = torch.load(path / "audiovae.pth", weights_only=True)["state_dict"]
+    written = {**load_file(path / "model.safetensors"), **{"audio_vae." + k: v for k, v in vae.items()}}
+    assert set(official) == set(written)
+    assert all(torch.equal(official[k], written[k]) for k in written)
