@@ -104,7 +104,7 @@ Remove-Item Env:VOXDESK_HOME
 # ---- zip and installer ------------------------------------------------------------------------
 $Zip = Join-Path $Root "dist\VoxDesk-$Version-windows-$Variant.zip"
 Remove-Item $Zip -ErrorAction SilentlyContinue
-Invoke-Step "zip" { tar -a -c -f $Zip -C (Join-Path $Root "dist") VoxDesk }
+Invoke-Step "zip" { & "$env:SystemRoot\System32\tar.exe" -a -c -f $Zip -C (Join-Path $Root "dist") VoxDesk }
 
 $Setup = $null
 if (-not $SkipInstaller) {
@@ -114,7 +114,7 @@ if (-not $SkipInstaller) {
     }
     if (-not $Iscc) { throw "Inno Setup 6 not found: install it (choco install innosetup) or pass -SkipInstaller." }
     $BundleBytes = Get-FolderSize $Bundle
-    $IsccArgs = @("/DAppVersion=$Version", "/DSourceDir=$Bundle", "/DVariant=$Variant", "/O$Root\dist")
+    $IsccArgs = @("/DAppVersion=$Version", "/DBundleDir=$Bundle", "/DVariant=$Variant", "/O$Root\dist")
     # Inno Setup needs slices past 4.2 GB compressed; a bundle this large may get there.
     if ($BundleBytes -gt 5GB) { $IsccArgs += "/DSpan" }
     Invoke-Step "installer (Inno Setup)" { & $Iscc @IsccArgs installer\voxdesk.iss }

@@ -1,15 +1,15 @@
 ; Inno Setup 6 script for the VoxDesk Windows installer.
 ; Built by installer\build_windows.ps1, which passes the version (read from pyproject.toml, the one
 ; place it is kept), the bundle folder and the variant:
-;   iscc /DAppVersion=0.1.0 /DSourceDir=..\dist\VoxDesk /DVariant=cuda /O..\dist installer\voxdesk.iss
+;   iscc /DAppVersion=0.1.0 /DBundleDir=..\dist\VoxDesk /DVariant=cuda /O..\dist installer\voxdesk.iss
 ; The installed program never writes next to itself: voices, models, settings and logs live in
 ; %LOCALAPPDATA%\VoxDesk (app/paths.py), which the uninstaller keeps unless the user asks otherwise.
 
 #ifndef AppVersion
   #error Pass the version: iscc /DAppVersion=X.Y.Z (build_windows.ps1 does)
 #endif
-#ifndef SourceDir
-  #define SourceDir "..\dist\VoxDesk"
+#ifndef BundleDir
+  #define BundleDir "..\dist\VoxDesk"
 #endif
 #ifndef Variant
   #define Variant "cuda"
@@ -60,7 +60,7 @@ Name: "desktopicon"; Description: "{cm:CreateDesktopIcon}"; GroupDescription: "{
 Type: filesandordirs; Name: "{app}\_internal"
 
 [Files]
-Source: "{#SourceDir}\*"; DestDir: "{app}"; Flags: ignoreversion recursesubdirs createallsubdirs
+Source: "{#BundleDir}\*"; DestDir: "{app}"; Flags: ignoreversion recursesubdirs createallsubdirs
 
 [Icons]
 Name: "{group}\{#AppName}"; Filename: "{app}\{#AppExe}"
