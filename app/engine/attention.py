@@ -116,6 +116,10 @@ def sdpa_paged(q: torch.Tensor, kc: torch.Tensor, vc: torch.Tensor, ctx: AttnCon
     qpos = ctx.q_start[:, None] + torch.arange(length, device=q.device)  # [B, L]
     kpos = torch.arange(keys.shape[1], device=q.device)
     mask = (kpos[None, None, :] <= qpos[:, :, None])[:, None]  # [B, 1, L, T]
+    # Slots past a row's context hold whatever an earlier owner (or a padding row) left there;
+    # a masked NaN would still poison the sum (0 * NaN), so they are zeroed, not just masked.
+    filled = (kpos[None, :] < ctx.context_lens[:, None])[:, :, None, None]
+    keys, values = keys.where(filled, 0), values.where(filled, 0)
     out = F.scaled_dot_product_attention(
         q.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2), attn_mask=mask, enable_gqa=True
     )

@@ -96,8 +96,8 @@ def run_batch(
 
 
 def profile_step(engine: Engine, n: int, reps: int = 20) -> dict[str, float]:
-    """Where one decode step of ``n`` rows spends its time: host preparation, graph replay (or
-    the eager step), host copies; and each component run eagerly, timed with CUDA events."""
+    """Where one decode step of ``n`` rows spends its time: host preparation, graph replay, host
+    copies, the same step run eagerly, and its GPU kernel time per section (profiler)."""
     r, dev = engine.runner, engine.device
     if dev.type != "cuda":
         return {}
@@ -121,18 +121,40 @@ def profile_step(engine: Engine, n: int, reps: int = 20) -> dict[str, float]:
     if r.graphs is not None:
         out["graph_replay_ms"] = clock(lambda: r.graphs.replay(n))
     out["host_collect_ms"] = clock(lambda: r._collect(n))
-    m, steps = engine.model, engine.config.graph_timesteps
+    steps = engine.config.graph_timesteps
     with torch.inference_mode():
-        idx = r.s_idx[:n]
-        lm_h, res_h, cond = r.lm_h[idx], r.res_h[idx], r.cond[idx]
-        mu = m.dit_condition(lm_h, res_h)
-        out["eager_dit_cfm_ms"] = clock(lambda: m.sample_patch(mu, cond, r.s_noise[:n], r.s_cfg[:n], steps))
-        patch = m.sample_patch(mu, cond, r.s_noise[:n], r.s_cfg[:n], steps)
-        out["eager_locenc_ms"] = clock(lambda: m.embed_patches(patch))
-        out["eager_vae_ms"] = clock(lambda: r.vae.decode(patch.float().transpose(1, 2), idx))
-        out["eager_whole_step_ms"] = clock(lambda: r.step_core(n, steps, r._width))
+        out["eager_step_ms"] = clock(lambda: r.step_core(n, steps, r._width))
+    out.update(_kernel_profile(lambda: r.step_core(n, steps, r._width), dev))
+    if n == 1:  # a lone request's prefill, over its cached voice prefix (graph when captured)
+        seq = seqs[0]
+        cached = seq.num_cached_tokens
+
+        def again() -> None:
+            seq.num_computed = cached
+            r.prefill([seq])
+
+        out["prefill_ms"] = clock(again)
+        out["prefill_tokens"] = float(len(seq) - cached)
     for seq in list(engine.scheduler.running):
         engine.scheduler.finish(seq)
+    return out
+
+
+def _kernel_profile(fn, dev: torch.device) -> dict[str, float]:
+    """GPU kernel time of one eager run of ``fn``, per labelled step section and in total."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with torch.inference_mode(), profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+        _sync(dev)
+    out: dict[str, float] = {}
+    total = 0.0
+    for ev in prof.key_averages():
+        gpu = getattr(ev, "device_time_total", 0.0) / 1e3
+        if ev.key.startswith("step."):
+            out[f"gpu_{ev.key[5:]}_ms"] = gpu
+        total += getattr(ev, "self_device_time_total", 0.0) / 1e3
+    out["gpu_kernels_ms"] = total
     return out
 
 

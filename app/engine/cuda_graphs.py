@@ -1,4 +1,5 @@
-"""CUDA graphs of the whole decode step, one per batch-size bucket.
+"""CUDA graphs of the whole decode step, one per batch-size bucket, and of a single
+request's prefill, one per width bucket (the time to first audio of a lone request).
 
 A graph covers everything :meth:`ModelRunner.step_core` launches: the DiT condition, all CFM
 estimator calls with CFG, the stop head, LocEnc, both LMs with paged attention, and the
@@ -14,6 +15,9 @@ import torch
 
 from app.engine.model_runner import ModelRunner
 
+PREFILL_WIDTHS = (16, 32, 64, 128, 256)
+WIDE = ("ids", "feats", "audio", "text", "positions")  # prefill inputs with a width dimension
+
 
 def buckets(max_bs: int) -> list[int]:
     sizes = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256]
@@ -26,6 +30,8 @@ class CudaGraphs:
         self.timesteps = timesteps
         self.sizes = buckets(max_bs)
         self.graphs: dict[int, torch.cuda.CUDAGraph] = {}
+        self.prefill_graphs: dict[int, torch.cuda.CUDAGraph] = {}
+        self.prefill_static: dict[str, torch.Tensor] = {}
 
     def covers(self, n: int, steps: list[int]) -> bool:
         return n <= self.sizes[-1] and all(s == self.timesteps for s in steps)
@@ -55,10 +61,55 @@ class CudaGraphs:
             torch.cuda.synchronize()
             pool = graph.pool()
             self.graphs[bs] = graph
+        self._capture_prefill(pool)
         r.graphs = self
 
-    def replay(self, n: int) -> None:
-        bs = next(b for b in self.sizes if b >= n)
+    def _capture_prefill(self, pool) -> None:
+        """One graph per width for a batch of one; inputs at rest write only scratch rows."""
+        r = self.runner
+        w_max, long = PREFILL_WIDTHS[-1], torch.long
+        x = {
+            "ids": torch.zeros(1, w_max, dtype=long),
+            "feats": torch.zeros(1, w_max, r.P, r.D),
+            "audio": torch.zeros(1, w_max, dtype=torch.bool),
+            "text": torch.zeros(1, w_max, dtype=torch.bool),
+            "positions": torch.zeros(1, w_max, dtype=long),
+            "slots": torch.full((w_max,), r.base_kv.scratch_block * r.block_size, dtype=long),
+            "tables": torch.full((1, r.max_blocks), r.base_kv.scratch_block, dtype=long),
+            "starts": torch.zeros(1, dtype=long),
+            "lens": torch.ones(1, dtype=torch.int32),
+            "last": torch.zeros(1, dtype=long),
+            "idx": torch.full((1,), r.scratch_slot, dtype=long),
+        }
+        self.prefill_static = {k: v.to(r.device) for k, v in x.items()}
+        for w in reversed(PREFILL_WIDTHS):
+            view = self._view(w)
+            r.prefill_core(view)  # warm-up
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, pool=pool, capture_error_mode="thread_local"):
+                r.prefill_core(view)
+            torch.cuda.synchronize()
+            self.prefill_graphs[w] = graph
+
+    def _view(self, w: int) -> dict[str, torch.Tensor]:
+        """The static prefill inputs cut to width ``w``."""
+        out = {}
+        for k, v in self.prefill_static.items():
+            out[k] = v[:w] if k == "slots" else v[:, :w] if k in WIDE else v
+        return out
+
+    def covers_prefill(self, batch: int, width: int) -> bool:
+        return batch == 1 and width <= PREFILL_WIDTHS[-1]
+
+    def prefill_width(self, width: int) -> int:
+        return next(w for w in PREFILL_WIDTHS if w >= width)
+
+    def prefill(self, x: dict[str, torch.Tensor]) -> None:
+        """Copy one request's inputs (built ``prefill_width`` wide) in and replay."""
+        w = x["ids"].shape[1]
+        view = self._view(w)
         with torch.inference_mode():
-            self._pad(n, bs)
-        self.graphs[bs].replay()
+            for k, v in x.items():
+                view[k].copy_(v, non_blocking=True)
+        self.prefill_graphs[w].replay()

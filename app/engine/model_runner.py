@@ -70,6 +70,7 @@ class ModelRunner:
         self.samples = model.samples_per_patch
         self._alloc_static(max_num_seqs)
         self.graphs = None  # set by CudaGraphs.capture
+        self.side = torch.cuda.Stream(self.device) if self.device.type == "cuda" else None
 
     def set_attention(self, backend: str) -> None:
         self.base_kv.backend = self.res_kv.backend = backend
@@ -93,54 +94,67 @@ class ModelRunner:
     @torch.inference_mode()
     def prefill(self, seqs: list[Sequence]) -> None:
         """Compute KV for every position past each sequence's cached prefix, and its carry."""
-        dev, bs = self.device, self.block_size
-        starts = [s.num_computed for s in seqs]
-        news = [len(s) - st for s, st in zip(seqs, starts, strict=True)]
-        width = max(news)
+        need = max(len(s) - s.num_computed for s in seqs)
+        graphs = self.graphs
+        if graphs is not None and graphs.covers_prefill(len(seqs), need):
+            graphs.prefill(self.prefill_inputs(seqs, graphs.prefill_width(need), self.max_blocks))
+        else:  # widths rounded up so repeated requests reuse the same GEMM shapes
+            x = self.prefill_inputs(seqs, -(-need // 16) * 16)
+            self.prefill_core({k: v.to(self.device) for k, v in x.items()})
+        for seq in seqs:
+            seq.num_computed = len(seq)
+
+    def prefill_inputs(self, seqs: list[Sequence], width: int, nb: int = 0) -> dict[str, torch.Tensor]:
+        """Host tensors for :meth:`prefill_core`: rows right-padded to ``width`` positions (pads
+        write to the scratch block), block tables ``max(nb, longest)`` wide."""
+        bs, scratch = self.block_size, self.base_kv.scratch_block
         b = len(seqs)
-        ids = torch.zeros(b, width, dtype=torch.long)
-        feats = torch.zeros(b, width, self.P, self.D, dtype=torch.float32)
-        audio = torch.zeros(b, width, dtype=torch.bool)
-        real = torch.zeros(b, width, dtype=torch.bool)
-        slots = torch.full((b, width), self.base_kv.scratch_block * bs, dtype=torch.long)
-        nb = max(len(s.block_table) for s in seqs)
-        tables = torch.full((b, nb), self.base_kv.scratch_block, dtype=torch.long)
-        for row, (seq, start, n) in enumerate(zip(seqs, starts, news, strict=True)):
-            ids[row, :n] = torch.tensor(seq.ids[start:])
+        nb = max(nb, *(len(s.block_table) for s in seqs))
+        x = {
+            "ids": torch.zeros(b, width, dtype=torch.long),
+            "feats": torch.zeros(b, width, self.P, self.D, dtype=torch.float32),
+            "audio": torch.zeros(b, width, dtype=torch.bool),
+            "text": torch.zeros(b, width, dtype=torch.bool),
+            "positions": torch.zeros(b, width, dtype=torch.long),
+            "slots": torch.full((b, width), scratch * bs, dtype=torch.long),
+            "tables": torch.full((b, nb), scratch, dtype=torch.long),
+            "starts": torch.tensor([s.num_computed for s in seqs]),
+            "lens": torch.tensor([len(s) for s in seqs], dtype=torch.int32),
+            "last": torch.tensor([len(s) - s.num_computed - 1 for s in seqs]),
+            "idx": torch.tensor([s.vae_slot for s in seqs]),
+        }
+        for row, seq in enumerate(seqs):
+            start, n = seq.num_computed, len(seq) - seq.num_computed
+            x["ids"][row, :n] = torch.tensor(seq.ids[start:])
             table = torch.tensor(seq.block_table)
-            tables[row, : len(table)] = table
+            x["tables"][row, : len(table)] = table
             pos = torch.arange(start, start + n)
-            slots[row, :n] = table[pos // bs] * bs + pos % bs
-            real[row, :n] = True
+            x["slots"][row, :n] = table[pos // bs] * bs + pos % bs
+            x["text"][row, :n] = True
             for j, patch in enumerate(seq.patches[start:]):
                 if patch is not None:
-                    feats[row, j] = torch.from_numpy(patch)
-                    audio[row, j] = True
-        text = real & ~audio
-        positions = (torch.tensor(starts)[:, None] + torch.arange(width)).clamp(max=self.max_pos)
-        ctx = AttnContext(
-            slot_mapping=slots.view(-1).to(dev),
-            block_tables=tables.to(dev),
-            q_start=torch.tensor(starts, device=dev),
-            context_lens=torch.tensor([len(s) for s in seqs], dtype=torch.int32, device=dev),
-        )
+                    x["feats"][row, j] = torch.from_numpy(patch)
+                    x["audio"][row, j] = True
+                    x["text"][row, j] = False
+        x["positions"] = (x["starts"][:, None] + torch.arange(width)).clamp(max=self.max_pos)
+        x["slots"] = x["slots"].view(-1)
+        return x
+
+    def prefill_core(self, x: dict[str, torch.Tensor]) -> None:
+        """Both LMs over the new positions; the last real position's outputs become the carry.
+        Reads only ``x`` (device tensors), so it can be captured in a CUDA graph."""
+        ctx = AttnContext(x["slots"], x["tables"], x["starts"], x["lens"])
         self.base_kv.context = self.res_kv.context = ctx
-        m = self.model
-        feats, text, audio = feats.to(dev), text.to(dev), audio.to(dev)
-        embeds, feat_embed = m.embed_prefill(ids.to(dev), feats, text, audio)
+        m, feats, text, audio = self.model, x["feats"], x["text"], x["audio"]
+        embeds, feat_embed = m.embed_prefill(x["ids"], feats, text, audio)
         lm_seq, res_seq = m.prefill(
-            embeds, feat_embed, text, audio, positions.to(dev), self.base_kv, self.res_kv
+            embeds, feat_embed, text, audio, x["positions"], self.base_kv, self.res_kv
         )
-        rows = torch.arange(b, device=dev)
-        last = torch.tensor(news, device=dev) - 1
-        idx = torch.tensor([s.vae_slot for s in seqs], device=dev)
+        rows, last, idx = torch.arange(feats.shape[0], device=feats.device), x["last"], x["idx"]
         self.lm_h.index_copy_(0, idx, lm_seq[rows, last])
         self.res_h.index_copy_(0, idx, res_seq[rows, last])
         # the DiT's first cond: the last position's patch (zeros after text)
         self.cond.index_copy_(0, idx, feats[rows, last].to(self.dtype))
-        for seq in seqs:
-            seq.num_computed = len(seq)
-            seq.state = seq.vae_slot
 
     def reset_stream(self, seq: Sequence, context: torch.Tensor | None) -> None:
         """Start ``seq``'s streaming VAE slot fresh, primed with ``context`` latents ``[D, n]``."""
@@ -192,28 +206,46 @@ class ModelRunner:
 
     def step_core(self, n: int, steps: list[int] | int, width: int) -> None:
         """The decode step on static rows ``[:n]`` with block tables ``width`` wide; run eagerly,
-        or under graph capture with the full width."""
-        m = self.model
+        or under graph capture with the full width. Sections are labelled for the profiler."""
+        m, rf = self.model, torch.profiler.record_function
         idx = self.s_idx[:n]
         lm_h, res_h = self.lm_h.index_select(0, idx), self.res_h.index_select(0, idx)
-        cond = self.cond.index_select(0, idx)
-        mu = m.dit_condition(lm_h, res_h)
-        noise, cfg = self.s_noise[:n], self.s_cfg[:n]
-        if isinstance(steps, int) or len(set(steps)) == 1:
-            patch = m.sample_patch(mu, cond, noise, cfg, steps if isinstance(steps, int) else steps[0])
-        else:  # mixed quality settings in one batch: one CFM solve per setting
-            patch = torch.empty_like(cond)
-            for k in sorted(set(steps)):
-                rows = torch.tensor([i for i, s in enumerate(steps) if s == k], device=self.device)
-                patch[rows] = m.sample_patch(mu[rows], cond[rows], noise[rows], cfg[rows], k)
+        with rf("step.dit"):
+            patch = self._sample(n, steps, lm_h, res_h, self.cond.index_select(0, idx))
         self.s_stop[:n] = m.stop_flags(lm_h)
+        self.s_patch[:n] = patch.float()
+        side = self.side
+        if side is not None:  # the VAE decode overlaps the LM step on a second stream
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side), rf("step.vae"):
+                self._vae(n, idx)
         ctx = AttnContext(self.s_slots[:n], self.s_tables[:n, :width], self.s_pos[:n], self.s_lens[:n])
         self.base_kv.context = self.res_kv.context = ctx
-        lm_next, res_next = m.decode_step(patch, self.s_pos[:n], self.base_kv, self.res_kv)
+        with rf("step.locenc_lms"):
+            lm_next, res_next = m.decode_step(patch, self.s_pos[:n], self.base_kv, self.res_kv)
         self.lm_h.index_copy_(0, idx, lm_next)
         self.res_h.index_copy_(0, idx, res_next)
         self.cond.index_copy_(0, idx, patch)
-        self.s_patch[:n] = patch.float()
+        if side is None:
+            with rf("step.vae"):
+                self._vae(n, idx)
+        else:
+            torch.cuda.current_stream().wait_stream(side)
+
+    def _sample(self, n: int, steps: list[int] | int, lm_h, res_h, cond) -> torch.Tensor:
+        """The CFM solve with CFG for rows ``[:n]``: one solve per distinct step count."""
+        m = self.model
+        mu = m.dit_condition(lm_h, res_h)
+        noise, cfg = self.s_noise[:n], self.s_cfg[:n]
+        if isinstance(steps, int) or len(set(steps)) == 1:
+            return m.sample_patch(mu, cond, noise, cfg, steps if isinstance(steps, int) else steps[0])
+        patch = torch.empty_like(cond)
+        for k in sorted(set(steps)):
+            rows = torch.tensor([i for i, s in enumerate(steps) if s == k], device=self.device)
+            patch[rows] = m.sample_patch(mu[rows], cond[rows], noise[rows], cfg[rows], k)
+        return patch
+
+    def _vae(self, n: int, idx: torch.Tensor) -> None:
         self.s_finite[:n] = torch.isfinite(self.s_patch[:n]).flatten(1).all(1)
         self.s_audio[:n] = self.vae.decode(self.s_patch[:n].transpose(1, 2), idx)
 

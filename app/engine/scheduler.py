@@ -87,7 +87,6 @@ class Scheduler:
     def preempt(self, seq: Sequence) -> None:
         self.running.remove(seq)
         self.blocks.deallocate(seq)
-        seq.state = None
         seq.status = Status.WAITING
         self.waiting.appendleft(seq)
         self.num_preempted += 1
@@ -102,7 +101,6 @@ class Scheduler:
         if seq.vae_slot >= 0:
             self.free_slots.append(seq.vae_slot)
             seq.vae_slot = -1
-        seq.state = None
         seq.status = Status.FINISHED
 
     def find(self, request_id: int) -> Sequence | None:

@@ -32,9 +32,8 @@ class Sequence:
     """One request in flight.
 
     ``ids[i]`` is the text id at position i (0 at audio positions) and ``patches[i]`` the
-    ``[P, D]`` float32 patch there (``None`` at text positions). ``state`` is the runner's
-    device-side carry (the last ``lm_h``, ``res_h`` and previous patch); the scheduler never
-    reads it.
+    ``[P, D]`` float32 patch there (``None`` at text positions). The runner keeps the device-side
+    carry (last ``lm_h``, ``res_h``, previous patch) in rows indexed by ``vae_slot``.
     """
 
     def __init__(
@@ -63,7 +62,6 @@ class Sequence:
         self.num_computed = 0  # positions whose KV is in the cache (cached or computed)
         self.vae_slot = -1
         self.context: Any = None  # latents [D, n] that warm the streaming VAE (continuation)
-        self.state: Any = None
         self.generator: Any = None
         self.n_chunks = 0
         self.stop_pending = False
