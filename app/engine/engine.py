@@ -14,7 +14,7 @@ import queue
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -151,15 +151,6 @@ class Engine:
         if batch:
             self._decode(batch, events)
         return events
-
-    def generate(self, requests: Iterable[SynthRequest]) -> Iterator[Event]:
-        """Submit ``requests`` and step until all are done (CLI, benchmark, tests)."""
-        ids = {self.submit(r) for r in requests}
-        while ids:
-            for event in self.step():
-                if isinstance(event, RequestFinished | RequestFailed):
-                    ids.discard(event.request_id)
-                yield event
 
     def _drain(self, events: list[Event]) -> None:
         while True:
