@@ -200,11 +200,15 @@ from PySide6.QtWidgets import QApplication
 from ui.main import create_app, run
 
 def look_then_quit():
-    print(sorted(type(w).__name__ for w in QApplication.topLevelWidgets() if w.isVisible()))
-    QApplication.quit()
+    shown = sorted(type(w).__name__ for w in QApplication.topLevelWidgets() if w.isVisible())
+    if "ModelManager" in shown:  # the window is up and has started (a splash comes first)
+        print(shown)
+        QApplication.quit()
 
 create_app()
-QTimer.singleShot(500, look_then_quit)
+poll = QTimer()
+poll.timeout.connect(look_then_quit)
+poll.start(100)
 sys.exit(run([]))
 """
 

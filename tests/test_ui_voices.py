@@ -50,6 +50,11 @@ def test_rename_delete_trim_normalise_and_drop(qtbot, home, tmp_path):  # noqa: 
     assert abs(voice.duration - (end - start) / voice.sample_rate) < 1e-3
     assert wave.selection() == (start, end)  # the handles show the stored trim
 
+    heard_before = len(played(window))
+    qtbot.mouseClick(panel.play_selection, Qt.MouseButton.LeftButton)
+    assert window.playback.sink.sample_rate == voice.sample_rate
+    assert len(played(window)) - heard_before == end - start
+
     qtbot.mouseClick(panel.normalise_button, Qt.MouseButton.LeftButton)
     voice = VoiceLibrary().list()[0]
     assert voice.normalised

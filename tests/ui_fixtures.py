@@ -68,9 +68,6 @@ class ScriptedDialogs(Dialogs):
     def pick_folder(self, parent, title, start=None):  # noqa: ANN001
         return self.folders.pop(0) if self.folders else None
 
-    def ask_text(self, parent, title, label, text=""):  # noqa: ANN001
-        return text
-
 
 @pytest.fixture(scope="session")
 def ui_model(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication
-from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QInputDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QMessageBox, QWidget
 
 OK_CANCEL = QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
 
@@ -51,7 +51,3 @@ class Dialogs:
     def pick_folder(self, parent: QWidget | None, title: str, start: Path | None = None) -> Path | None:
         name = QFileDialog.getExistingDirectory(parent, title, str(start or ""))
         return Path(name) if name else None
-
-    def ask_text(self, parent: QWidget | None, title: str, label: str, text: str = "") -> str | None:
-        value, ok = QInputDialog.getText(parent, title, label, text=text)
-        return value if ok else None

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import sys
 
-from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QApplication, QMessageBox, QSplashScreen
 
 from ui.errors import install_excepthook, setup_logging
 from ui.i18n import install_translators
@@ -41,6 +41,21 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     return app  # type: ignore[return-value]
 
 
+def preload_torch(app: QApplication) -> None:
+    """Import torch before the window exists, behind a splash screen.
+
+    Loading torch's C extension holds the GIL for a few hundred milliseconds (seconds with CUDA
+    on Windows); done later on the engine thread it would freeze a live window.
+    """
+    splash = QSplashScreen(app_icon().pixmap(128, 128))
+    splash.showMessage("VoxDesk", Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignHCenter)
+    splash.show()
+    app.processEvents()
+    import torch  # noqa: F401
+
+    splash.close()
+
+
 def run(argv: list[str] | None = None) -> int:
     """Open the main window and run the event loop; returns the exit code."""
     setup_logging()
@@ -51,6 +66,7 @@ def run(argv: list[str] | None = None) -> int:
 
     relay = _ErrorRelay(app)  # lives on the GUI thread: errors from any thread are shown there
     install_excepthook(relay.message.emit)
+    preload_torch(app)
     from ui.main_window import MainWindow
 
     window = MainWindow(settings=settings)

@@ -405,6 +405,11 @@
         <translation>最长录制：</translation>
     </message>
     <message>
+        <location filename="../views/record_dialog.py" line="111"/>
+        <source>Level:</source>
+        <translation>音量：</translation>
+    </message>
+    <message>
         <location filename="../views/record_dialog.py" line="152"/>
         <source>Starting in {0}…</source>
         <translation>{0} 秒后开始…</translation>

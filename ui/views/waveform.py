@@ -30,14 +30,12 @@ class WaveformView(QWidget):
         self._end = 0
         self._drag: str | None = None
         self._envelope: np.ndarray | None = None
-        self._cursor: int | None = None
 
     # --- data -----------------------------------------------------------------------------
     def set_samples(self, samples: np.ndarray | None) -> None:
         self._samples = np.zeros(0, np.float32) if samples is None else np.asarray(samples, np.float32)
         self._start, self._end = 0, len(self._samples)
         self._envelope = None
-        self._cursor = None
         self.update()
         self.selectionChanged.emit(self._start, self._end)
 
@@ -56,10 +54,6 @@ class WaveformView(QWidget):
             self._start, self._end = start, end
             self.update()
             self.selectionChanged.emit(start, end)
-
-    def set_play_cursor(self, sample: int | None) -> None:
-        self._cursor = sample
-        self.update()
 
     # --- geometry ---------------------------------------------------------------------------
     def _x_of(self, sample: int) -> float:
@@ -139,8 +133,4 @@ class WaveformView(QWidget):
             for x in (x0, x1):
                 p.drawLine(QPointF(x, 0), QPointF(x, rect.height()))
                 p.drawRect(QRectF(x - 3, 0, 6, 8))
-        if self._cursor is not None:
-            p.setPen(QPen(pal.color(QPalette.ColorRole.Text), 1))
-            cx = self._x_of(self._cursor)
-            p.drawLine(QPointF(cx, 0), QPointF(cx, rect.height()))
         p.end()
