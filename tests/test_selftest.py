@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ctypes.util
 import importlib.util
+import os
 import runpy
+import subprocess
 import sys
 from pathlib import Path
 
@@ -42,6 +44,15 @@ def test_self_test_passes_on_the_tiny_model(tiny_model: Path, capsys: pytest.Cap
 def test_self_test_writes_its_own_model_in_a_source_checkout(capsys: pytest.CaptureFixture[str]) -> None:
     assert selftest.run_self_test(device="cpu") == 0
     assert last_line(capsys.readouterr().out).startswith("SELF-TEST PASSED")
+
+
+def test_python_m_app_self_test_opens_no_window(tmp_path: Path) -> None:
+    env = {**os.environ, "VOXDESK_HOME": str(tmp_path), "QT_QPA_PLATFORM": "xcb", "DISPLAY": ""}
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "--self-test"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert last_line(done.stdout).startswith("SELF-TEST PASSED")
 
 
 def test_corrupt_model_fails_with_one_clear_line(
