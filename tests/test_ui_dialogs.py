@@ -229,3 +229,20 @@ def test_run_opens_the_window_and_quits_cleanly(home):  # noqa: ANN001, F811
     assert "'MainWindow'" in done.stdout and "'ModelManager'" in done.stdout  # first run: no model yet
     assert "VoxDesk window opened" in log_file().read_text(encoding="utf-8")
     assert "Destroyed while thread" not in done.stderr
+
+
+def test_settings_checks_a_new_model_folder(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+    from ui.settings import Settings
+    from ui.views.settings_dialog import SettingsDialog
+
+    dialogs = ScriptedDialogs()
+    settings = Settings()
+    dialog = SettingsDialog(settings, dialogs)
+    qtbot.addWidget(dialog)
+    dialogs.folders.append(tmp_path)
+    dialog._pick_model()
+    assert "not a usable model folder" in dialogs.errors[-1] and dialog.model_dir.text() == ""
+    dialogs.folders.append(ui_model)
+    dialog._pick_model()
+    dialog.accept()
+    assert Settings().model_dir == ui_model

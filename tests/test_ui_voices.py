@@ -138,3 +138,33 @@ def test_space_and_ctrl_p_play_pause_but_space_types_in_the_editor(qtbot, home, 
     assert window.playback.playing
     segs = window.session.segments
     assert len(played(window)) - heard_before >= sum(len(s.samples()) for s in segs)
+
+
+def test_new_save_and_open_script(qtbot, home, tmp_path):  # noqa: ANN001, F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, None, dialogs)
+    window.actions.dialog.reject()
+    window.script.set_text("A script worth keeping.")
+    window.script.scriptChanged.emit()
+
+    dialogs.answers.append(False)
+    window.actions.new_script()
+    assert "never saved" in dialogs.questions[-1] and window.script.text() == "A script worth keeping."
+
+    dialogs.files.append(tmp_path / "keep")
+    window.actions.save_script_as()
+    saved = tmp_path / "keep.voxdesk"
+    assert saved.is_file() and window.project.path == saved
+
+    window.actions.new_script()  # saved to a file: no question
+    assert window.script.text() == "" and window.script.table.rowCount() == 0
+
+    dialogs.files.append(saved)
+    window.actions.open_script()
+    assert window.script.text() == "A script worth keeping." and window.script.table.rowCount() == 1
+
+    broken = tmp_path / "broken.voxdesk"
+    broken.write_text("{not json", encoding="utf-8")
+    dialogs.files.append(broken)
+    window.actions.open_script()
+    assert "damaged" in dialogs.errors[-1] and window.script.text() == "A script worth keeping."

@@ -88,6 +88,12 @@ class WindowActions(QObject):
 
     # --- scripts ----------------------------------------------------------------------------
     def new_script(self) -> None:
+        if self.w.project.path is None and self.w.project.text.strip():
+            question = self.tr(
+                "Start a new script? The current one was never saved to a file and will be discarded."
+            )
+            if not self.w.dialogs.confirm(self.w, question):
+                return
         self.w.autosave()
         self.w.project.discard_autosave()
         self.w.set_project(projects.Project())
@@ -244,11 +250,11 @@ class WindowActions(QObject):
     def open_settings(self) -> None:
         from ui.views.settings_dialog import SettingsDialog
 
-        before = (self.w.settings.language, self.w.settings.device)
+        before = (self.w.settings.language, self.w.settings.device, self.w.settings.model_dir)
         dialog = SettingsDialog(self.w.settings, self.w.dialogs, self.w)
         self._show(dialog, lambda: self._settings_changed(before))
 
-    def _settings_changed(self, before: tuple[str, str]) -> None:
+    def _settings_changed(self, before: tuple[str, str, Path | None]) -> None:
         from ui.theme import apply_theme
 
         app = QApplication.instance()
@@ -257,8 +263,9 @@ class WindowActions(QObject):
         self.w.apply_output_device()
         if self.w.settings.language != before[0]:
             self.w.dialogs.info(self.w, self.tr("The new language is used after you restart VoxDesk."))
-        if self.w.settings.device != before[1] and self.w.model.folder is not None:
-            self.w.load_model(self.w.model.folder)
+        folder = self.w.settings.model_dir
+        if folder is not None and (folder != before[2] or self.w.settings.device != before[1]):
+            self.w.load_model(folder)
 
     def open_log_folder(self) -> None:
         from app.paths import log_dir

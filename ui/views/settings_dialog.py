@@ -47,6 +47,14 @@ class SettingsDialog(QDialog):
             ("cpu", self.tr("CPU")),
         ):
             self.device.addItem(label, value)
+        self.model_dir = QLineEdit(str(settings.model_dir or ""))
+        self.model_dir.setReadOnly(True)
+        self.model_dir.setPlaceholderText(self.tr("No model chosen yet"))
+        pick_model = QPushButton(self.tr("Change…"))
+        pick_model.clicked.connect(self._pick_model)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model_dir, 1)
+        model_row.addWidget(pick_model)
         self.output_dir = QLineEdit(str(settings.output_dir))
         browse = QPushButton(self.tr("Browse…"))
         browse.clicked.connect(self._browse)
@@ -63,6 +71,7 @@ class SettingsDialog(QDialog):
         self.theme.addItem(self.tr("Dark"), "dark")
 
         form = QFormLayout(self)
+        form.addRow(self.tr("Model folder:"), model_row)
         form.addRow(self.tr("Compute device:"), self.device)
         form.addRow(self.tr("Export folder:"), out_row)
         form.addRow(self.tr("Microphone:"), self.input_device)
@@ -98,8 +107,25 @@ class SettingsDialog(QDialog):
         if folder is not None:
             self.output_dir.setText(str(folder))
 
+    def _pick_model(self) -> None:
+        from app.models.download import validate_model_dir
+
+        start = Path(self.model_dir.text()) if self.model_dir.text() else None
+        folder = self.dialogs.pick_folder(self, self.tr("Choose a model folder"), start)
+        if folder is None:
+            return
+        problems = validate_model_dir(folder)
+        if problems:
+            self.dialogs.error(
+                self, self.tr("{0} is not a usable model folder: {1}").format(folder, " ".join(problems))
+            )
+            return
+        self.model_dir.setText(str(folder))
+
     def accept(self) -> None:
         s = self.settings
+        if self.model_dir.text():
+            s.model_dir = Path(self.model_dir.text())
         s.device = self.device.currentData()
         s.output_dir = Path(self.output_dir.text().strip() or Path.home())
         s.input_device = self.input_device.currentData()
