@@ -9,7 +9,6 @@ import numpy as np
 import soundfile
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication
-from tiny import tiny_v2  # noqa: F401
 from ui_fixtures import ScriptedDialogs, home, open_window, played, ui_model, write_voice_file  # noqa: F401
 
 from app.export import Clip, merge
