@@ -226,3 +226,17 @@ def test_editing_the_script_while_it_speaks(qtbot, home, ui_model, tmp_path):  #
     gap = round(window.project.settings.gap_seconds * window.session.sample_rate)
     heard = played(window)
     assert len(heard) >= len(segs[0].samples()) + gap + len(segs[1].samples())
+
+
+def test_unknown_voice_tag_fails_that_segment_only(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, ui_model, dialogs)
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
+    type_script(qtbot, window, "[Nobody] Who is this?\nAnna speaks here.")
+    speak_and_wait(qtbot, window)
+    first, second = window.session.segments
+    assert first.status == "failed" and "Nobody" in first.message
+    assert second.status == "done"
+    assert window.script.table.item(0, 3).text() == "Failed"
+    assert window.script.table.item(0, 3).toolTip() == first.message
+    assert window.transport.speak_button.isEnabled()

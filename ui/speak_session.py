@@ -68,7 +68,7 @@ class SpeakSession(QObject):
     runFinished = Signal()
     failedToSave = Signal(str)
     stored = Signal()  # a finished segment's file is on disk and recorded in the project
-    _written = Signal(object, int, str, float)  # from the writer thread: job, seed, path, seconds
+    _written = Signal(object, object, str, float)  # from the writer thread: job, seed, path, seconds
 
     def __init__(self, client: EngineClient, playback: Playback, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -163,7 +163,7 @@ class SpeakSession(QObject):
         self.playback.begin(keys, self.sample_rate, gap)
 
     def _generate(self, indices: list[int], build: Builder) -> None:
-        jobs = []
+        jobs, failures = [], []
         for index in indices:
             seg = self.segments[index]
             if seg.tag is not None:
@@ -176,12 +176,14 @@ class SpeakSession(QObject):
             try:
                 voice, prompt, make = build(seg.job)
             except Exception as exc:  # noqa: BLE001 - e.g. a voice tag naming no voice
-                self._fail(seg.tag, report(exc, "preparing a segment"))
+                failures.append((seg.tag, report(exc, "preparing a segment")))
                 continue
             jobs.append(Job(seg.tag, voice, prompt, make))
             self._touch(index)
         if jobs:
             self.client.submit(jobs)
+        for tag, message in failures:  # after all are registered: the run ends with the last one
+            self._fail(tag, message)
         self._emit_progress()
 
     def stop(self) -> None:
@@ -220,7 +222,6 @@ class SpeakSession(QObject):
         self.playback.add(seg.job.key, samples)
         self._progress.audio(tag, len(samples) / max(1, self.sample_rate))
         self._touch(index)
-        self._emit_progress()
 
     def _on_finished(self, tag: int, event: Any) -> None:
         index = self._by_tag.pop(tag, None)
