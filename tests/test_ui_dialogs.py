@@ -20,7 +20,7 @@ from app.voices.library import VoiceLibrary
 class FakeInputStream:
     """Stands in for sounddevice.InputStream: calls back from its own thread, like PortAudio."""
 
-    def __init__(self, samplerate, channels, dtype, device, callback):  # noqa: ANN001
+    def __init__(self, samplerate, channels, dtype, device, callback):
         self.rate, self.callback = samplerate, callback
         self.signal = tone(samplerate * 20, samplerate)
         self._stop = threading.Event()
@@ -47,7 +47,7 @@ class FakeInputStream:
         pass
 
 
-def test_record_a_voice_through_a_fake_microphone(qtbot, home):  # noqa: ANN001, F811
+def test_record_a_voice_through_a_fake_microphone(qtbot, home):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, None, dialogs)
     window.actions.dialog.reject()  # the first-run model manager
@@ -75,7 +75,7 @@ def test_record_a_voice_through_a_fake_microphone(qtbot, home):  # noqa: ANN001,
     assert dialogs.errors == []
 
 
-def test_recording_stops_at_the_limit(qtbot, home):  # noqa: ANN001, F811
+def test_recording_stops_at_the_limit(qtbot, home):  # noqa: F811
     from ui.views.record_dialog import RecordDialog
 
     dialog = RecordDialog(None, ScriptedDialogs(), None, FakeInputStream, countdown=0)
@@ -87,7 +87,7 @@ def test_recording_stops_at_the_limit(qtbot, home):  # noqa: ANN001, F811
     assert len(samples) == 5 * rate and not dialog.recording()
 
 
-def test_first_run_opens_model_manager_and_checks_a_folder(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+def test_first_run_opens_model_manager_and_checks_a_folder(qtbot, home, ui_model, tmp_path):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, None, dialogs)
     manager = window.actions.dialog
@@ -107,7 +107,7 @@ def test_first_run_opens_model_manager_and_checks_a_folder(qtbot, home, ui_model
     assert window.engine_label.text() == "Engine: ready" and window.device_label.text() == "CPU"
 
 
-def test_model_manager_download_is_resumable_and_cancellable(qtbot, home, monkeypatch):  # noqa: ANN001, F811
+def test_model_manager_download_is_resumable_and_cancellable(qtbot, home, monkeypatch):  # noqa: F811
     """The network is faked at the download module's boundary: the dialog's job is the threading,
     progress display and cancel."""
     from app.models import download as dl
@@ -116,7 +116,7 @@ def test_model_manager_download_is_resumable_and_cancellable(qtbot, home, monkey
 
     started = threading.Event()
 
-    def fake_download(model, source, dest, progress, cancel):  # noqa: ANN001
+    def fake_download(model, source, dest, progress, cancel):
         assert source.endpoint == "https://mirror.example"
         started.set()
         for i in range(1000):
@@ -141,7 +141,7 @@ def test_model_manager_download_is_resumable_and_cancellable(qtbot, home, monkey
     assert "resume" in manager.status.text() and dialogs.errors == []
 
 
-def test_settings_dialog_round_trip(qtbot, home):  # noqa: ANN001, F811
+def test_settings_dialog_round_trip(qtbot, home):  # noqa: F811
     from ui.settings import Settings
     from ui.views.settings_dialog import SettingsDialog
 
@@ -157,7 +157,7 @@ def test_settings_dialog_round_trip(qtbot, home):  # noqa: ANN001, F811
     assert again.path.parent == home / "config"
 
 
-def test_uncaught_exception_is_logged_and_shown(home):  # noqa: ANN001, F811
+def test_uncaught_exception_is_logged_and_shown(home):  # noqa: F811
     from ui.errors import install_excepthook, log_file, setup_logging
 
     setup_logging()
@@ -178,7 +178,7 @@ def test_uncaught_exception_is_logged_and_shown(home):  # noqa: ANN001, F811
     assert len(shown) == 1 and "Traceback" not in shown[0] and str(log_file()) in shown[0]
 
 
-def test_chinese_translation_loads(qtbot, home):  # noqa: ANN001, F811
+def test_chinese_translation_loads(qtbot, home):  # noqa: F811
     from ui.i18n import install_translators, remove_translators
     from ui.views.transport import TransportBar
 
@@ -213,7 +213,7 @@ sys.exit(run([]))
 """
 
 
-def test_run_opens_the_window_and_quits_cleanly(home):  # noqa: ANN001, F811
+def test_run_opens_the_window_and_quits_cleanly(home):  # noqa: F811
     """In its own process: quitting the application's event loop cannot be undone."""
     import os
     import subprocess
@@ -231,7 +231,7 @@ def test_run_opens_the_window_and_quits_cleanly(home):  # noqa: ANN001, F811
     assert "Destroyed while thread" not in done.stderr
 
 
-def test_settings_checks_a_new_model_folder(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+def test_settings_checks_a_new_model_folder(qtbot, home, ui_model, tmp_path):  # noqa: F811
     from ui.settings import Settings
     from ui.views.settings_dialog import SettingsDialog
 

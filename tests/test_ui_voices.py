@@ -12,7 +12,7 @@ from app.text.pronunciation import Rule
 from app.voices.library import VoiceLibrary
 
 
-def test_rename_delete_trim_normalise_and_drop(qtbot, home, tmp_path):  # noqa: ANN001, F811
+def test_rename_delete_trim_normalise_and_drop(qtbot, home, tmp_path):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, None, dialogs)
     window.actions.dialog.reject()
@@ -73,7 +73,7 @@ def test_rename_delete_trim_normalise_and_drop(qtbot, home, tmp_path):  # noqa: 
     assert dialogs.errors == []
 
 
-def test_pronunciation_rules_and_segment_settings_reach_the_jobs(qtbot, home):  # noqa: ANN001, F811
+def test_pronunciation_rules_and_segment_settings_reach_the_jobs(qtbot, home):  # noqa: F811
     window = open_window(qtbot, None, ScriptedDialogs())
     window.actions.dialog.reject()
     window.script.set_text("Read the SQL docs. Then rest.")
@@ -109,7 +109,7 @@ def test_pronunciation_rules_and_segment_settings_reach_the_jobs(qtbot, home):  
     assert window.script.table.rows()[1].custom and not window.script.table.rows()[0].custom
 
 
-def test_space_and_ctrl_p_play_pause_but_space_types_in_the_editor(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+def test_space_and_ctrl_p_play_pause_but_space_types_in_the_editor(qtbot, home, ui_model, tmp_path):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, ui_model, dialogs)
     dialogs.files.append(write_voice_file(tmp_path / "Anna.wav"))
@@ -140,7 +140,7 @@ def test_space_and_ctrl_p_play_pause_but_space_types_in_the_editor(qtbot, home, 
     assert len(played(window)) - heard_before >= sum(len(s.samples()) for s in segs)
 
 
-def test_new_save_and_open_script(qtbot, home, tmp_path):  # noqa: ANN001, F811
+def test_new_save_and_open_script(qtbot, home, tmp_path):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, None, dialogs)
     window.actions.dialog.reject()

@@ -18,12 +18,12 @@ from app.voices.library import VoiceLibrary
 SCRIPT = "Hello there. How are you today?\n[Bob] I am fine, thank you."
 
 
-def import_voice(qtbot, window, dialogs, path: Path) -> None:  # noqa: ANN001
+def import_voice(qtbot, window, dialogs, path: Path) -> None:
     dialogs.files.append(path)
     qtbot.mouseClick(window.voices.import_button, Qt.MouseButton.LeftButton)
 
 
-def type_script(qtbot, window, text: str) -> None:  # noqa: ANN001
+def type_script(qtbot, window, text: str) -> None:
     editor = window.script.editor
     editor.setFocus()
     for i, line in enumerate(text.split("\n")):
@@ -33,12 +33,12 @@ def type_script(qtbot, window, text: str) -> None:  # noqa: ANN001
     window.script.flush()
 
 
-def speak_and_wait(qtbot, window) -> None:  # noqa: ANN001
+def speak_and_wait(qtbot, window) -> None:
     with qtbot.waitSignal(window.session.runFinished, timeout=60_000):
         qtbot.keyClick(window.script.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
 
 
-def test_speak_two_voices_in_order_then_export(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+def test_speak_two_voices_in_order_then_export(qtbot, home, ui_model, tmp_path):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, ui_model, dialogs)
     import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav", 220))
@@ -88,7 +88,7 @@ def test_speak_two_voices_in_order_then_export(qtbot, home, ui_model, tmp_path):
     assert "Replace" in dialogs.questions[-1] and out.stat().st_mtime_ns == before
 
 
-def test_event_loop_stays_responsive_while_loading_and_generating(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+def test_event_loop_stays_responsive_while_loading_and_generating(qtbot, home, ui_model, tmp_path):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, None, dialogs)
     window.actions.dialog.reject()
@@ -123,7 +123,7 @@ def test_event_loop_stays_responsive_while_loading_and_generating(qtbot, home, u
     assert worst < 0.100
 
 
-def test_stop_cancels_mid_run(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+def test_stop_cancels_mid_run(qtbot, home, ui_model, tmp_path):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, ui_model, dialogs)
     import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
@@ -141,7 +141,7 @@ def test_stop_cancels_mid_run(qtbot, home, ui_model, tmp_path):  # noqa: ANN001,
     assert window.playback.playlist is None
 
 
-def test_corrupt_import_shows_message_and_changes_nothing(qtbot, home, tmp_path):  # noqa: ANN001, F811
+def test_corrupt_import_shows_message_and_changes_nothing(qtbot, home, tmp_path):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, None, dialogs)
     dialogs.errors.clear()
@@ -156,7 +156,7 @@ def test_corrupt_import_shows_message_and_changes_nothing(qtbot, home, tmp_path)
     assert sorted(p.name for p in library.root.iterdir()) == before
 
 
-def test_restart_restores_voices_script_and_audio(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+def test_restart_restores_voices_script_and_audio(qtbot, home, ui_model, tmp_path):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, ui_model, dialogs)
     import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
@@ -178,7 +178,7 @@ def test_restart_restores_voices_script_and_audio(qtbot, home, ui_model, tmp_pat
         np.testing.assert_allclose(seg.samples(), before, atol=1 / 32768)
 
 
-def test_regenerate_with_fixed_and_new_seed(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+def test_regenerate_with_fixed_and_new_seed(qtbot, home, ui_model, tmp_path):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, ui_model, dialogs)
     import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
@@ -197,7 +197,7 @@ def test_regenerate_with_fixed_and_new_seed(qtbot, home, ui_model, tmp_path):  #
     assert window.session.segments[0].seed != seed
 
 
-def test_space_plays_only_when_not_typing(qtbot, home, tmp_path):  # noqa: ANN001, F811
+def test_space_plays_only_when_not_typing(qtbot, home, tmp_path):  # noqa: F811
     window = open_window(qtbot, None, ScriptedDialogs())
     calls: list[int] = []
     window.play_pause = lambda: calls.append(1)  # the shortcuts are bound to the method at build time
@@ -209,7 +209,7 @@ def test_space_plays_only_when_not_typing(qtbot, home, tmp_path):  # noqa: ANN00
     assert calls == []
 
 
-def test_editing_the_script_while_it_speaks(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+def test_editing_the_script_while_it_speaks(qtbot, home, ui_model, tmp_path):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, ui_model, dialogs)
     import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
@@ -228,7 +228,7 @@ def test_editing_the_script_while_it_speaks(qtbot, home, ui_model, tmp_path):  #
     assert len(heard) >= len(segs[0].samples()) + gap + len(segs[1].samples())
 
 
-def test_unknown_voice_tag_fails_that_segment_only(qtbot, home, ui_model, tmp_path):  # noqa: ANN001, F811
+def test_unknown_voice_tag_fails_that_segment_only(qtbot, home, ui_model, tmp_path):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, ui_model, dialogs)
     import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))

@@ -46,26 +46,26 @@ class ScriptedDialogs(Dialogs):
         self.files: list[Path] = []
         self.folders: list[Path] = []
 
-    def error(self, parent, message):  # noqa: ANN001
+    def error(self, parent, message):
         self.errors.append(message)
 
-    def info(self, parent, message):  # noqa: ANN001
+    def info(self, parent, message):
         self.infos.append(message)
 
-    def confirm(self, parent, message):  # noqa: ANN001
+    def confirm(self, parent, message):
         self.questions.append(message)
         return self.answers.pop(0) if self.answers else True
 
-    def open_audio(self, parent):  # noqa: ANN001
+    def open_audio(self, parent):
         return self.files.pop(0) if self.files else None
 
-    def open_project(self, parent):  # noqa: ANN001
+    def open_project(self, parent):
         return self.files.pop(0) if self.files else None
 
-    def save_path(self, parent, title, suggested, file_filter):  # noqa: ANN001
+    def save_path(self, parent, title, suggested, file_filter):
         return self.files.pop(0) if self.files else None
 
-    def pick_folder(self, parent, title, start=None):  # noqa: ANN001
+    def pick_folder(self, parent, title, start=None):
         return self.folders.pop(0) if self.folders else None
 
 
@@ -80,7 +80,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "home"
 
 
-def open_window(qtbot, model: Path | None, dialogs: ScriptedDialogs, sink: CaptureSink | None = None):  # noqa: ANN001, ANN201
+def open_window(qtbot, model: Path | None, dialogs: ScriptedDialogs, sink: CaptureSink | None = None):
     """A shown MainWindow on the current VOXDESK_HOME; waits until ``model`` is loaded."""
     from ui.main_window import MainWindow
     from ui.settings import Settings
@@ -99,7 +99,7 @@ def open_window(qtbot, model: Path | None, dialogs: ScriptedDialogs, sink: Captu
     return window
 
 
-def played(window) -> np.ndarray:  # noqa: ANN001
+def played(window) -> np.ndarray:
     """Everything the window sent to its capture sink so far."""
     window.playback.pump()
     sink = window.playback.sink

@@ -6,6 +6,7 @@ the one currently open is ``actions.dialog`` so tests can drive it like a user w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from ui.views.export_dialog import ExportDialog, ExportOptions
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
+    from ui.views.record_dialog import RecordDialog
 
 
 class WindowActions(QObject):
@@ -30,7 +32,14 @@ class WindowActions(QObject):
         self._build_menus()
 
     # --- menus ------------------------------------------------------------------------------
-    def _action(self, menu: QMenu, text: str, slot, shortcut: str | None = None, icon=None) -> QAction:  # noqa: ANN001
+    def _action(
+        self,
+        menu: QMenu,
+        text: str,
+        slot: Callable[[], object],
+        shortcut: str | None = None,
+        icon: QStyle.StandardPixmap | None = None,
+    ) -> QAction:
         action = QAction(text, self.w)
         if icon is not None:
             action.setIcon(self.w.style().standardIcon(icon))
@@ -74,7 +83,7 @@ class WindowActions(QObject):
         self._action(help_menu, self.tr("Open the log folder"), self.open_log_folder, None, sp.SP_DirIcon)
         self._action(help_menu, self.tr("About VoxDesk"), self.about, None, sp.SP_MessageBoxInformation)
 
-    def _show(self, dialog: QDialog, on_accept) -> QDialog:  # noqa: ANN001
+    def _show(self, dialog: QDialog, on_accept: Callable[[], object]) -> QDialog:
         self.dialog = dialog
         dialog.accepted.connect(on_accept)
         dialog.finished.connect(lambda _r: self._closed(dialog))
@@ -185,7 +194,7 @@ class WindowActions(QObject):
         dialog.playRequested.connect(self.w.play_audio)
         self._show(dialog, lambda: self._save_recording(dialog))
 
-    def _save_recording(self, dialog) -> None:  # noqa: ANN001
+    def _save_recording(self, dialog: RecordDialog) -> None:
         take = dialog.take()
         if take is not None:
             samples, rate = take

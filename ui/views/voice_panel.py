@@ -7,8 +7,10 @@ as plain messages through the window's :class:`Dialogs`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
@@ -35,6 +37,7 @@ from ui.dialogs import Dialogs
 from ui.errors import report
 from ui.views.waveform import WaveformView
 
+T = TypeVar("T")
 AUDIO_SUFFIXES = {".wav", ".flac", ".mp3", ".ogg", ".m4a", ".aiff", ".aif", ".opus"}
 TRANSCRIPT_SETTLE_MS = 500
 
@@ -242,7 +245,8 @@ class VoicePanel(QWidget):
         )
 
     # --- actions ----------------------------------------------------------------------------
-    def _run(self, action, context: str):  # noqa: ANN001, ANN202 - small internal helper
+    def _run(self, action: Callable[[], T], context: str) -> T | None:
+        """``action()``, or None after showing its failure as one line (traceback to the log)."""
         try:
             return action()
         except Exception as exc:  # noqa: BLE001 - shown as one line, traceback to the log
