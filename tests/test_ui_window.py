@@ -186,14 +186,15 @@ def test_regenerate_with_fixed_and_new_seed(qtbot, home, ui_model, tmp_path):  #
     speak_and_wait(qtbot, window)
     first = window.session.segments[0]
     seed, audio = first.seed, first.samples()
+    window.script.table.selectRow(0)
     with qtbot.waitSignal(window.session.runFinished, timeout=30_000):
-        window.script.table.regenerateRequested.emit(0, False)
+        qtbot.mouseClick(window.script.again_row, Qt.MouseButton.LeftButton)
     same = window.session.segments[0]
     assert same.seed == seed
     np.testing.assert_array_equal(same.samples(), audio)
     assert window.script.table.rows()[0].custom  # the seed is now fixed for this segment
     with qtbot.waitSignal(window.session.runFinished, timeout=30_000):
-        window.script.table.regenerateRequested.emit(0, True)
+        qtbot.mouseClick(window.script.new_take_row, Qt.MouseButton.LeftButton)
     assert window.session.segments[0].seed != seed
 
 

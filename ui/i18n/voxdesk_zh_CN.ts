@@ -433,39 +433,74 @@
 <context>
     <name>ScriptEditor</name>
     <message>
-        <location filename="../views/script_editor.py" line="95" />
+        <location filename="../views/script_editor.py" line="118" />
         <source>Default voice:</source>
         <translation>默认声音：</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="96" />
+        <location filename="../views/script_editor.py" line="119" />
         <source>Pronunciation…</source>
         <translation>发音…</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="99" />
+        <location filename="../views/script_editor.py" line="122" />
         <source>Type or paste your script here. Start a line with [Voice name] to have another voice speak it, e.g.
 [Anna] Hello there!</source>
         <translation>在此输入或粘贴脚本。在行首写 [声音名称] 可让另一个声音朗读该行，例如：
 [Anna] 你好！</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="104" />
+        <location filename="../views/script_editor.py" line="127" />
         <source>Sentences become segments. Tag a line with [Voice] for dialogue; Ctrl+Enter speaks.</source>
         <translation>每个句子成为一个片段。用 [声音] 标记行可制作对话；Ctrl+Enter 朗读。</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="106" />
+        <location filename="../views/script_editor.py" line="129" />
         <source>Script settings</source>
         <translation>脚本设置</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="107" />
+        <location filename="../views/script_editor.py" line="130" />
         <source>Segments</source>
         <translation>片段</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="128" />
+        <location filename="../views/script_editor.py" line="131" />
+        <source>Play</source>
+        <translation>播放</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="132" />
+        <source>Play the selected segment (double-click a row)</source>
+        <translation>播放所选片段（或双击该行）</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="133" />
+        <source>Regenerate</source>
+        <translation>重新生成</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="134" />
+        <source>Generate the selected segment again with the same seed</source>
+        <translation>用相同种子重新生成所选片段</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="135" />
+        <source>New take</source>
+        <translation>换一版</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="136" />
+        <source>Generate the selected segment again with a new seed</source>
+        <translation>用新种子重新生成所选片段</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="137" />
+        <source>Segment settings…</source>
+        <translation>片段设置…</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="168" />
         <source>(no voice: the model's own)</source>
         <translation>（不使用声音：模型自带）</translation>
     </message>
@@ -715,92 +750,92 @@
 <context>
     <name>VoicePanel</name>
     <message>
-        <location filename="../views/voice_panel.py" line="134" />
+        <location filename="../views/voice_panel.py" line="137" />
         <source>Voices</source>
         <translation>声音库</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="135" />
+        <location filename="../views/voice_panel.py" line="138" />
         <source>Selected voice</source>
         <translation>当前声音</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="136" />
+        <location filename="../views/voice_panel.py" line="139" />
         <source>Record…</source>
         <translation>录音…</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="137" />
+        <location filename="../views/voice_panel.py" line="140" />
         <source>Import…</source>
         <translation>导入…</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="138" />
+        <location filename="../views/voice_panel.py" line="141" />
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="139" />
+        <location filename="../views/voice_panel.py" line="142" />
         <source>Play voice</source>
         <translation>播放声音</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="140" />
+        <location filename="../views/voice_panel.py" line="143" />
         <source>Play selection</source>
         <translation>播放选区</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="141" />
+        <location filename="../views/voice_panel.py" line="144" />
         <source>Trim to selection</source>
         <translation>裁剪到选区</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="142" />
+        <location filename="../views/voice_panel.py" line="145" />
         <source>Normalise</source>
         <translation>音量标准化</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="143" />
+        <location filename="../views/voice_panel.py" line="146" />
         <source>Name:</source>
         <translation>名称：</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="144" />
+        <location filename="../views/voice_panel.py" line="147" />
         <source>Transcript (the exact words spoken, optional):</source>
         <translation>文本（录音中说的原话，可选）：</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="145" />
+        <location filename="../views/voice_panel.py" line="148" />
         <source>e.g. Hello, this is my voice.</source>
         <translation>例如：你好，这是我的声音。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="146" />
+        <location filename="../views/voice_panel.py" line="149" />
         <source>Tip: drop audio files here to import them.</source>
         <translation>提示：把音频文件拖到这里即可导入。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="208" />
+        <location filename="../views/voice_panel.py" line="211" />
         <source>, normalised</source>
         <translation>，已标准化</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="210" />
+        <location filename="../views/voice_panel.py" line="213" />
         <source>{0:.1f} s in use of {1:.1f} s · selection {2:.1f} s{3}</source>
         <translation>使用 {0:.1f} 秒 / 共 {1:.1f} 秒 · 选区 {2:.1f} 秒{3}</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="234" />
+        <location filename="../views/voice_panel.py" line="237" />
         <source>Mode: continuation. The model carries on from this recording and its transcript, for the closest likeness. The transcript must match the words exactly.</source>
         <translation>模式：续写。模型接着这段录音及其文本继续说，相似度最高。文本必须与录音内容完全一致。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="238" />
+        <location filename="../views/voice_panel.py" line="241" />
         <source>Mode: reference (VoxCPM2). The recording alone sets the voice. Type the exact words spoken to use continuation mode for a closer likeness.</source>
         <translation>模式：参考（VoxCPM2）。仅凭录音确定音色。填写录音中的原话可改用续写模式，相似度更高。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="291" />
+        <location filename="../views/voice_panel.py" line="295" />
         <source>Delete the voice “{0}”? Its recording is removed from the library.</source>
         <translation>删除声音“{0}”？其录音将从声音库中移除。</translation>
     </message>
@@ -808,122 +843,122 @@
 <context>
     <name>WindowActions</name>
     <message>
-        <location filename="../window_actions.py" line="48" />
+        <location filename="../window_actions.py" line="57" />
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="49" />
+        <location filename="../window_actions.py" line="58" />
         <source>New script</source>
         <translation>新建脚本</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="50" />
+        <location filename="../window_actions.py" line="59" />
         <source>Open script…</source>
         <translation>打开脚本…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="52" />
+        <location filename="../window_actions.py" line="61" />
         <source>Save script as…</source>
         <translation>脚本另存为…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="55" />
+        <location filename="../window_actions.py" line="64" />
         <source>Export audio…</source>
         <translation>导出音频…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="61" />
+        <location filename="../window_actions.py" line="70" />
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="62" />
+        <location filename="../window_actions.py" line="71" />
         <source>&amp;Voices</source>
         <translation>声音(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="63" />
+        <location filename="../window_actions.py" line="72" />
         <source>Record a voice…</source>
         <translation>录制声音…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="65" />
+        <location filename="../window_actions.py" line="74" />
         <source>Import a voice…</source>
         <translation>导入声音…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="67" />
+        <location filename="../window_actions.py" line="76" />
         <source>&amp;Tools</source>
         <translation>工具(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="68" />
+        <location filename="../window_actions.py" line="77" />
         <source>Models…</source>
         <translation>模型…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="70" />
+        <location filename="../window_actions.py" line="79" />
         <source>Pronunciation…</source>
         <translation>发音…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="72" />
+        <location filename="../window_actions.py" line="81" />
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="73" />
+        <location filename="../window_actions.py" line="82" />
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="74" />
+        <location filename="../window_actions.py" line="83" />
         <source>Open the log folder</source>
         <translation>打开日志文件夹</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="75" />
+        <location filename="../window_actions.py" line="84" />
         <source>About VoxDesk</source>
         <translation>关于 VoxDesk</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="93" />
+        <location filename="../window_actions.py" line="102" />
         <source>Start a new script? The current one was never saved to a file and will be discarded.</source>
         <translation>新建脚本吗？当前脚本从未保存到文件，将被丢弃。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="114" />
+        <location filename="../window_actions.py" line="123" />
         <source>Save script</source>
         <translation>保存脚本</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="126" />
+        <location filename="../window_actions.py" line="135" />
         <source>There is no audio to export yet. Press Speak first.</source>
         <translation>还没有可导出的音频。请先点击“朗读”。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="143" />
+        <location filename="../window_actions.py" line="152" />
         <source>{0} of {1} segments are not generated yet. Export the finished ones?</source>
         <translation>{1} 个片段中有 {0} 个尚未生成。只导出已完成的片段吗？</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="152" />
+        <location filename="../window_actions.py" line="161" />
         <source>Replace the existing files? ({0})</source>
         <translation>替换已有文件吗？（{0}）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="174" />
+        <location filename="../window_actions.py" line="183" />
         <source>Exported {0} file(s) to {1}</source>
         <translation>已导出 {0} 个文件到 {1}</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="265" />
+        <location filename="../window_actions.py" line="274" />
         <source>The new language is used after you restart VoxDesk.</source>
         <translation>重新启动 VoxDesk 后将使用新语言。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="279" />
+        <location filename="../window_actions.py" line="288" />
         <source>VoxDesk clones a voice and speaks any text in it, entirely on this computer. Nothing is uploaded; the only network use is a model download you start yourself.</source>
         <translation>VoxDesk 克隆一个声音并用它朗读任意文本，全部在本机完成。不会上传任何内容；唯一的联网操作是您亲自发起的模型下载。</translation>
     </message>

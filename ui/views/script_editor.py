@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
@@ -70,6 +72,27 @@ class ScriptEditor(QWidget):
         self.segments_box = QGroupBox()
         seg_layout = QVBoxLayout(self.segments_box)
         seg_layout.addWidget(self.table)
+        icon = self.style().standardIcon
+        self.play_row = QPushButton(icon(QStyle.StandardPixmap.SP_MediaPlay), "")
+        self.again_row = QPushButton(icon(QStyle.StandardPixmap.SP_BrowserReload), "")
+        self.new_take_row = QPushButton(icon(QStyle.StandardPixmap.SP_BrowserReload), "")
+        self.settings_row = QPushButton(icon(QStyle.StandardPixmap.SP_FileDialogInfoView), "")
+        row_buttons = QHBoxLayout()
+        for button in (self.play_row, self.again_row, self.new_take_row, self.settings_row):
+            row_buttons.addWidget(button)
+        row_buttons.addStretch(1)
+        seg_layout.addLayout(row_buttons)
+        table = self.table
+        self.play_row.clicked.connect(lambda: self._for_row(table.playRequested.emit))
+        self.again_row.clicked.connect(
+            lambda: self._for_row(lambda r: table.regenerateRequested.emit(r, False))
+        )
+        self.new_take_row.clicked.connect(
+            lambda: self._for_row(lambda r: table.regenerateRequested.emit(r, True))
+        )
+        self.settings_row.clicked.connect(lambda: self._for_row(table.settingsRequested.emit))
+        table.itemSelectionChanged.connect(self._update_row_buttons)
+        self._update_row_buttons()
 
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(upper)
@@ -105,7 +128,24 @@ class ScriptEditor(QWidget):
         )
         self.settings_box.setTitle(self.tr("Script settings"))
         self.segments_box.setTitle(self.tr("Segments"))
+        self.play_row.setText(self.tr("Play"))
+        self.play_row.setToolTip(self.tr("Play the selected segment (double-click a row)"))
+        self.again_row.setText(self.tr("Regenerate"))
+        self.again_row.setToolTip(self.tr("Generate the selected segment again with the same seed"))
+        self.new_take_row.setText(self.tr("New take"))
+        self.new_take_row.setToolTip(self.tr("Generate the selected segment again with a new seed"))
+        self.settings_row.setText(self.tr("Segment settings…"))
         self.table.retranslate()
+
+    def _for_row(self, action: Callable[[int], object]) -> None:
+        row = self.table.currentRow()
+        if row >= 0:
+            action(row)
+
+    def _update_row_buttons(self) -> None:
+        selected = bool(self.table.selectedItems())
+        for button in (self.play_row, self.again_row, self.new_take_row, self.settings_row):
+            button.setEnabled(selected)
 
     # --- content ----------------------------------------------------------------------------
     def text(self) -> str:
