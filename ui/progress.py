@@ -8,6 +8,7 @@ generation speed is measured as seconds of audio produced per wall-clock second.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 # Roughly 14 characters of English per second of speech; replaced by the measured rate.
@@ -25,13 +26,13 @@ class _Item:
 class BatchProgress:
     """Tracks audio produced per segment; ``clock`` is injectable for tests."""
 
-    clock: object = time.monotonic
+    clock: Callable[[], float] = time.monotonic
     _items: dict[int, _Item] = field(default_factory=dict)
     _start: float | None = None
 
     def add(self, key: int, text: str) -> None:
         if self._start is None or self.finished():
-            self._start = self.clock()  # type: ignore[operator]
+            self._start = self.clock()
         self._items[key] = _Item(chars=max(1, len(text)))
 
     def audio(self, key: int, seconds: float) -> None:
