@@ -83,7 +83,7 @@ class BatchProgress:
             return None
         rate = self._seconds_per_char()
         produced = sum(i.seconds for i in self._items.values())
-        elapsed = self.clock() - self._start  # type: ignore[operator]
+        elapsed = self.clock() - self._start
         if produced <= 0 or elapsed <= 0:
             return None
         remaining = sum(self._expected(i, rate) - i.seconds for i in self._items.values())
