@@ -389,7 +389,14 @@ class MainWindow(QMainWindow):
         self._show_model_state()
 
     def _load_progress(self, percent: int, stage: str) -> None:
-        self.model.progress = (percent, stage)
+        stages = {  # the engine's stage names (app/engine/engine.py), shown in the UI language
+            "Starting": self.tr("starting"),
+            "Loading the model": self.tr("loading the model"),
+            "Reserving memory": self.tr("reserving memory"),
+            "Preparing the GPU": self.tr("preparing the GPU"),
+            "Ready": self.tr("ready"),
+        }
+        self.model.progress = (percent, stages.get(stage, stage))
         self._show_model_state()
 
     def _model_loaded(self, info: ModelInfo) -> None:

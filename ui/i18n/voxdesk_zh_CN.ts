@@ -135,42 +135,67 @@
         <translation>{0} / {1} 个片段</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="426" />
+        <location filename="../main_window.py" line="393" />
+        <source>starting</source>
+        <translation>正在启动</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="394" />
+        <source>loading the model</source>
+        <translation>正在加载模型</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="395" />
+        <source>reserving memory</source>
+        <translation>正在分配内存</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="396" />
+        <source>preparing the GPU</source>
+        <translation>正在准备 GPU</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="397" />
+        <source>ready</source>
+        <translation>就绪</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="433" />
         <source>Device: not loaded</source>
         <translation>设备：未加载</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="427" />
+        <location filename="../main_window.py" line="434" />
         <source>Model: {0}</source>
         <translation>模型：{0}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="427" />
+        <location filename="../main_window.py" line="434" />
         <source>No model</source>
         <translation>无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="429" />
+        <location filename="../main_window.py" line="436" />
         <source>Engine: no model</source>
         <translation>引擎：无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="430" />
+        <location filename="../main_window.py" line="437" />
         <source>Engine: loading {0}% ({1})</source>
         <translation>引擎：加载中 {0}%（{1}）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="431" />
+        <location filename="../main_window.py" line="438" />
         <source>Engine: ready</source>
         <translation>引擎：就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="432" />
+        <location filename="../main_window.py" line="439" />
         <source>Engine: generating</source>
         <translation>引擎：生成中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="433" />
+        <location filename="../main_window.py" line="440" />
         <source>Engine: model failed to load</source>
         <translation>引擎：模型加载失败</translation>
     </message>
