@@ -198,18 +198,6 @@ def test_regenerate_with_fixed_and_new_seed(qtbot, home, ui_model, tmp_path):  #
     assert window.session.segments[0].seed != seed
 
 
-def test_space_plays_only_when_not_typing(qtbot, home, tmp_path):  # noqa: F811
-    window = open_window(qtbot, None, ScriptedDialogs())
-    calls: list[int] = []
-    window.play_pause = lambda: calls.append(1)  # the shortcuts are bound to the method at build time
-    editor = window.script.editor
-    editor.setFocus()
-    qtbot.keyClick(editor, Qt.Key.Key_Space)
-    assert editor.toPlainText() == " "
-    window.script.table.setFocus()
-    assert calls == []
-
-
 def test_editing_the_script_while_it_speaks(qtbot, home, ui_model, tmp_path):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, ui_model, dialogs)
