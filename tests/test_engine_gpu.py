@@ -57,11 +57,12 @@ def test_triton_decode_matches_sdpa(dtype, batch):
 
 
 def test_graphs_eager_and_attention_paths_agree(v2_dir):
-    ref, ref_audio, _ = _latents(v2_dir, cuda_graphs=False, attention="sdpa")
+    ref, ref_audio, _ = _latents(v2_dir, cuda_graphs=False, attention="sdpa", overlap_vae=False)
     for backend in available_backends(torch.device("cuda")):
         for graphs in (False, True):
             lat, audio, engine = _latents(v2_dir, cuda_graphs=graphs, attention=backend)
             assert (engine.runner.graphs is not None) == graphs
+            assert engine.runner.side is not None  # the VAE ran beside the LM step
             for a, b, x, y in zip(lat, ref, audio, ref_audio, strict=True):
                 assert a.shape == b.shape, (backend, graphs)
                 np.testing.assert_allclose(a, b, atol=1e-4, rtol=0, err_msg=f"{backend} graphs={graphs}")

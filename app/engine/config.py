@@ -25,6 +25,8 @@ class EngineConfig:
     gpu_memory_utilization: float = 0.9
     cuda_graphs: bool = True  # ignored on CPU
     graph_timesteps: int = 10  # the decode graphs cover requests with this many CFM steps
+    prefill_graphs: bool = True  # also graph a lone request's prefill (time to first audio)
+    overlap_vae: bool = True  # CUDA: streaming VAE on a second stream, beside the LM step
     attention: str = "auto"  # auto | sdpa | triton | flash
     voice_cache_size: int = 32  # VAE-encoded voices kept per engine
 

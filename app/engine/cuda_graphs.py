@@ -25,13 +25,14 @@ def buckets(max_bs: int) -> list[int]:
 
 
 class CudaGraphs:
-    def __init__(self, runner: ModelRunner, max_bs: int, timesteps: int) -> None:
+    def __init__(self, runner: ModelRunner, max_bs: int, timesteps: int, prefill: bool = True) -> None:
         self.runner = runner
         self.timesteps = timesteps
         self.sizes = buckets(max_bs)
         self.graphs: dict[int, torch.cuda.CUDAGraph] = {}
         self.prefill_graphs: dict[int, torch.cuda.CUDAGraph] = {}
         self.prefill_static: dict[str, torch.Tensor] = {}
+        self.with_prefill = prefill
 
     def covers(self, n: int, steps: list[int]) -> bool:
         return n <= self.sizes[-1] and all(s == self.timesteps for s in steps)
@@ -61,7 +62,8 @@ class CudaGraphs:
             torch.cuda.synchronize()
             pool = graph.pool()
             self.graphs[bs] = graph
-        self._capture_prefill(pool)
+        if self.with_prefill:
+            self._capture_prefill(pool)
         r.graphs = self
 
     def _capture_prefill(self, pool) -> None:
@@ -100,7 +102,7 @@ class CudaGraphs:
         return out
 
     def covers_prefill(self, batch: int, width: int) -> bool:
-        return batch == 1 and width <= PREFILL_WIDTHS[-1]
+        return self.with_prefill and batch == 1 and width <= PREFILL_WIDTHS[-1]
 
     def prefill_width(self, width: int) -> int:
         return next(w for w in PREFILL_WIDTHS if w >= width)

@@ -63,7 +63,13 @@ class Engine:
         num_blocks = self._plan_blocks()
         backend = pick_backend(self.device, config.attention)
         self.runner = ModelRunner(
-            self.model, num_blocks, config.block_size, config.max_num_seqs, self.max_model_len, backend
+            self.model,
+            num_blocks,
+            config.block_size,
+            config.max_num_seqs,
+            self.max_model_len,
+            backend,
+            overlap_vae=config.overlap_vae,
         )
         self.scheduler = Scheduler(
             BlockManager(num_blocks, config.block_size), config.max_num_seqs, config.max_num_batched_tokens
@@ -73,7 +79,10 @@ class Engine:
             from app.engine.cuda_graphs import CudaGraphs
 
             say(0.7, "Preparing the GPU")
-            CudaGraphs(self.runner, config.max_num_seqs, config.graph_timesteps).capture()
+            graphs = CudaGraphs(
+                self.runner, config.max_num_seqs, config.graph_timesteps, config.prefill_graphs
+            )
+            graphs.capture()
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._next_id = 1

@@ -40,6 +40,7 @@ class ModelRunner:
         max_num_seqs: int,
         max_model_len: int,
         attention: str = "sdpa",
+        overlap_vae: bool = True,
     ) -> None:
         self.model = model
         cfg = model.cfg
@@ -70,7 +71,8 @@ class ModelRunner:
         self.samples = model.samples_per_patch
         self._alloc_static(max_num_seqs)
         self.graphs = None  # set by CudaGraphs.capture
-        self.side = torch.cuda.Stream(self.device) if self.device.type == "cuda" else None
+        on_cuda = self.device.type == "cuda"
+        self.side = torch.cuda.Stream(self.device) if on_cuda and overlap_vae else None
 
     def set_attention(self, backend: str) -> None:
         self.base_kv.backend = self.res_kv.backend = backend
