@@ -131,7 +131,8 @@ class Engine:
         return rid
 
     def cancel(self, request_id: int) -> None:
-        """Drop a request at its next step boundary; its blocks are freed. Safe from any thread."""
+        """Drop a request at the next step boundary (waiting or decoding); its blocks and stream slot
+        are freed and ``step`` reports ``RequestFailed(id, "Cancelled.")``. Safe from any thread."""
         self._inbox.put(("cancel", request_id, None, 0.0))
 
     def shutdown(self) -> None:
