@@ -7,6 +7,7 @@ code in-process on a tiny checkpoint.
 from __future__ import annotations
 
 import ctypes.util
+import importlib
 import importlib.util
 import os
 import runpy
@@ -148,3 +149,27 @@ def test_portaudio_hook_points_at_the_bundled_library(
     runpy.run_path(str(ROOT / "installer" / "rthook_portaudio.py"))
     assert ctypes.util.find_library("portaudio") == str(bundled)
     assert ctypes.util.find_library("sndfile") == "system-sndfile"
+
+
+# ---- installer/rthook_bytecode_first.py ---------------------------------------------------------
+def test_bundle_imports_bytecode_and_keeps_the_source_readable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import inspect
+    import py_compile
+
+    layout = 'VALUE = "{}"\n\n\ndef kernel():\n    return 1\n'
+    (tmp_path / "bundled_mod.py").write_text(layout.format("bytecode"), encoding="utf-8")
+    py_compile.compile(str(tmp_path / "bundled_mod.py"), cfile=str(tmp_path / "bundled_mod.pyc"))
+    (tmp_path / "bundled_mod.py").write_text(layout.format("source"), encoding="utf-8")
+    monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
+    monkeypatch.setattr(sys, "path_hooks", list(sys.path_hooks))
+    monkeypatch.setattr(sys, "path_importer_cache", dict(sys.path_importer_cache))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    runpy.run_path(str(ROOT / "installer" / "rthook_bytecode_first.py"))
+    module = importlib.import_module("bundled_mod")
+    monkeypatch.delitem(sys.modules, "bundled_mod")
+    assert module.VALUE == "bytecode"  # the .pyc won over the .py next to it
+    assert module.__file__ == str(tmp_path / "bundled_mod.py")  # PyInstaller's inspect override needs this
+    assert "VALUE" in inspect.getsource(module)
+    assert "return 1" in inspect.getsource(module.kernel)  # what @triton.jit and TorchScript need
