@@ -8,7 +8,8 @@
 # runs the frozen self-test with both executables, starts the window offscreen for a few seconds,
 # reports unresolved shared-library dependencies, and prints build time, size and the largest parts.
 # Environment: PYTHON (default python3), TORCH (pip requirement, default torch==2.13.0),
-# VENV (default build/venv-bundle), SKIP_TAR=1 to skip the archive.
+# TORCH_INDEX (a wheel index to take torch from, e.g. PyTorch's CPU index where PyPI would give the
+# CUDA build), VENV (default build/venv-bundle), SKIP_TAR=1 to skip the archive.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,7 +27,11 @@ step() { printf '\n==> %s\n' "$*"; }
 step "venv $VENV"
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 PY=$VENV/bin/python
-"$PY" -m pip install --quiet "$TORCH"
+if [ -n "${TORCH_INDEX:-}" ]; then
+    "$PY" -m pip install --quiet "$TORCH" --index-url "$TORCH_INDEX"
+else
+    "$PY" -m pip install --quiet "$TORCH"
+fi
 # torch is already satisfied, so installing the app keeps the build chosen above.
 "$PY" -m pip install --quiet ".[bundle]"
 "$PY" -c "import torch; print('torch', torch.__version__)"
