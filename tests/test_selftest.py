@@ -47,11 +47,10 @@ def test_self_test_writes_its_own_model_in_a_source_checkout(capsys: pytest.Capt
     assert last_line(capsys.readouterr().out).startswith("SELF-TEST PASSED")
 
 
-def test_python_m_app_self_test_opens_no_window(tmp_path: Path) -> None:
+def test_python_m_app_self_test_opens_no_window(tiny_model: Path, tmp_path: Path) -> None:
     env = {**os.environ, "VOXDESK_HOME": str(tmp_path), "QT_QPA_PLATFORM": "xcb", "DISPLAY": ""}
-    done = subprocess.run(
-        [sys.executable, "-m", "app", "--self-test"], cwd=ROOT, env=env, capture_output=True, text=True
-    )
+    command = [sys.executable, "-m", "app", "--self-test", str(tiny_model)]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert last_line(done.stdout).startswith("SELF-TEST PASSED")
 
