@@ -256,8 +256,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--max-model-len", type=int, default=2048)
     p.add_argument("--attention", default="auto", choices=["auto", "sdpa", "triton", "flash"])
     p.add_argument("--eager", action="store_true", help="no CUDA graphs")
-    p.add_argument("--no-prefill-graphs", action="store_true", help="prefill always eager")
-    p.add_argument("--no-overlap", action="store_true", help="VAE decode on the main stream")
+    p.add_argument("--prefill-graphs", action="store_true", help="graph a lone request's prefill")
+    p.add_argument("--overlap", action="store_true", help="VAE decode on a second CUDA stream")
     p.add_argument("--official", action="store_true", help="also time the official eager loop")
     p.add_argument("--official-compiled", action="store_true", help="also time official optimize()")
     p.add_argument("--json", default=None, help="write the results here")
@@ -275,8 +275,8 @@ def main(args) -> int:
         max_model_len=args.max_model_len,
         attention=args.attention,
         cuda_graphs=not args.eager,
-        prefill_graphs=not args.no_prefill_graphs,
-        overlap_vae=not args.no_overlap,
+        prefill_graphs=args.prefill_graphs,
+        overlap_vae=args.overlap,
     )
     res = bench_engine(config, conc, args.steps, t_process)
     official = {}

@@ -25,8 +25,10 @@ class EngineConfig:
     gpu_memory_utilization: float = 0.9
     cuda_graphs: bool = True  # ignored on CPU
     graph_timesteps: int = 10  # the decode graphs cover requests with this many CFM steps
-    prefill_graphs: bool = True  # also graph a lone request's prefill (time to first audio)
-    overlap_vae: bool = True  # CUDA: streaming VAE on a second stream, beside the LM step
+    # Not yet measured on a GPU, so off by default: graph a lone request's prefill (time to first
+    # audio), and run the streaming VAE on a second CUDA stream beside the LM step.
+    prefill_graphs: bool = False
+    overlap_vae: bool = False
     attention: str = "auto"  # auto | sdpa | triton | flash
     voice_cache_size: int = 32  # VAE-encoded voices kept per engine
 
