@@ -2,7 +2,7 @@
 # One device run (nvidia-h200): engine GPU tests, then `voxdesk bench` on real-size random
 # checkpoints written by the core's checkpoint writer, with the official package side by side.
 # Needs .whl/ (voxcpm 2.0.3 + pydantic stack) carried; writes logs and JSON under $OUT.
-# Usage: bash docs/bench_h200.sh [tests] [v2] [v2-engine] [official-compiled] [v15]
+# Usage: bash docs/bench_h200.sh [tests] [v2] [v2-engine] [v2-opt] [official-compiled] [v15]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
 mkdir -p "$OUT"
@@ -26,6 +26,9 @@ fi
 if want v2-engine; then  # the engine alone (no official loops, no SDPA variant)
     ckpt voxcpm2 /tmp/v2
     timeout 300 python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,4,16,64 --steps 100 --json "$OUT/v2_engine.json" 2>&1 | grep -v "it/s" | tail -20 | tee "$OUT/v2_engine.log"
+fi
+if want v2-opt; then  # the optional prefill graphs and VAE overlap
+    ckpt voxcpm2 /tmp/v2
     timeout 120 python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,64 --steps 60 --prefill-graphs --overlap --json "$OUT/v2_opt.json" 2>&1 | grep -v "it/s" | tail -8 | tee "$OUT/v2_opt.log"
 fi
 if want official-compiled; then
