@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from app.models.voxcpm import kernels
 from app.models.voxcpm.config import LMConfig
 
 
@@ -30,6 +31,8 @@ class RMSNorm(nn.Module):
         self.eps = eps
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if kernels.usable(x):
+            return kernels.rms_norm(x, self.weight, self.eps)
         var = x.float().pow(2).mean(-1, keepdim=True)
         return (x * torch.rsqrt(var + self.eps)).to(x.dtype) * self.weight
 
@@ -62,6 +65,8 @@ class LongRoPE(nn.Module):
 
 
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    if kernels.usable(x):
+        return kernels.rope(x, cos, sin)
     xf = x.float()
     x1, x2 = xf.chunk(2, dim=-1)
     return (xf * cos + torch.cat((-x2, x1), dim=-1) * sin).to(x.dtype)
@@ -79,6 +84,18 @@ class Attention(nn.Module):
         self.k_proj = nn.Linear(h, self.n_kv * d, bias=False)
         self.v_proj = nn.Linear(h, self.n_kv * d, bias=False)
         self.o_proj = nn.Linear(self.n_heads * d, h, bias=False)
+        self.qkv_weight: torch.Tensor | None = None  # set by pack_projections
+
+    def pack(self) -> None:
+        """Store q/k/v as row blocks of one matrix (the three weights become views of it), so
+        one GEMM computes all three projections."""
+        self.qkv_weight = _pack(self.q_proj, self.k_proj, self.v_proj)
+
+    def _project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        if self.qkv_weight is None:
+            return self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        kv_dim = self.n_kv * self.head_dim
+        return F.linear(x, self.qkv_weight).split([self.n_heads * self.head_dim, kv_dim, kv_dim], dim=-1)
 
     def forward(
         self,
@@ -87,9 +104,10 @@ class Attention(nn.Module):
         kv: KVBackend | None,
     ) -> torch.Tensor:
         b, n, _ = x.shape
-        q = self.q_proj(x).view(b, n, self.n_heads, self.head_dim)
-        k = self.k_proj(x).view(b, n, self.n_kv, self.head_dim)
-        v = self.v_proj(x).view(b, n, self.n_kv, self.head_dim)
+        q, k, v = self._project(x)
+        q = q.unflatten(-1, (self.n_heads, self.head_dim))
+        k = k.unflatten(-1, (self.n_kv, self.head_dim))
+        v = v.unflatten(-1, (self.n_kv, self.head_dim))
         if rope is not None:
             q, k = _rotate(q, *rope), _rotate(k, *rope)
         if kv is None:
@@ -107,9 +125,36 @@ class MLP(nn.Module):
         self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        self.gate_up_weight: torch.Tensor | None = None  # set by pack_projections
+
+    def pack(self) -> None:
+        """One GEMM for gate and up (their weights become views of one matrix)."""
+        self.gate_up_weight = _pack(self.gate_proj, self.up_proj)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.gate_up_weight is not None and kernels.usable(x):
+            return self.down_proj(kernels.silu_mul(F.linear(x, self.gate_up_weight)))
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+def _pack(*linears: nn.Linear) -> torch.Tensor:
+    """Concatenate bias-free Linear weights along their outputs and make each weight a view
+    of the result, so packing costs no extra memory and ``state_dict`` is unchanged."""
+    packed = torch.cat([lin.weight.detach() for lin in linears])
+    start = 0
+    for lin in linears:
+        rows = lin.weight.shape[0]
+        lin.weight.data = packed[start : start + rows]
+        start += rows
+    return packed
+
+
+def pack_projections(model: nn.Module) -> None:
+    """Pack q/k/v and gate/up of every transformer layer in ``model`` (done once after loading,
+    on the device the model runs on)."""
+    for module in model.modules():
+        if isinstance(module, (Attention, MLP)):
+            module.pack()
 
 
 class DecoderLayer(nn.Module):

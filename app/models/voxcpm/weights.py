@@ -16,7 +16,7 @@ import torch
 
 from app.errors import VoxDeskError
 from app.models.voxcpm.config import VoxCPMConfig, load_config, torch_dtype_name
-from app.models.voxcpm.minicpm import LongRoPE
+from app.models.voxcpm.minicpm import LongRoPE, pack_projections
 from app.models.voxcpm.model import VoxCPM
 
 VAE_PREFIX = "audio_vae."
@@ -135,4 +135,7 @@ def load_model(
     if leftover:
         raise VoxDeskError(f"Internal error: {_listing(leftover)} were not loaded.")
     model.audio_vae.fold_weight_norm()  # same weights, computed once instead of per call
-    return model.to(device).eval()
+    model = model.to(device).eval()
+    if torch.device(device).type == "cuda":  # fewer, larger GEMMs; CPU keeps the official path
+        pack_projections(model)
+    return model
