@@ -66,6 +66,14 @@ class CudaGraphs:
             self._capture_prefill(pool)
         r.graphs = self
 
+    def replay(self, n: int) -> None:
+        """Run the decode step for the first ``n`` rows of the static buffers (filled by the
+        runner) in the smallest bucket that holds them; spare rows become padding."""
+        bs = next(b for b in self.sizes if b >= n)
+        with torch.inference_mode():
+            self._pad(n, bs)
+        self.graphs[bs].replay()
+
     def _capture_prefill(self, pool) -> None:
         """One graph per width for a batch of one; inputs at rest write only scratch rows."""
         r = self.runner
