@@ -77,6 +77,20 @@ class CudaGraphs:
     def _capture_prefill(self, pool) -> None:
         """One graph per width for a batch of one; inputs at rest write only scratch rows."""
         r = self.runner
+        self.prefill_buffers()
+        for w in reversed(PREFILL_WIDTHS):
+            view = self._view(w)
+            r.prefill_core(view)  # warm-up
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, pool=pool, capture_error_mode="thread_local"):
+                r.prefill_core(view)
+            torch.cuda.synchronize()
+            self.prefill_graphs[w] = graph
+
+    def prefill_buffers(self) -> None:
+        """The static prefill inputs, at rest: a batch of one that touches only scratch rows."""
+        r = self.runner
         w_max, long = PREFILL_WIDTHS[-1], torch.long
         x = {
             "ids": torch.zeros(1, w_max, dtype=long),
@@ -92,15 +106,6 @@ class CudaGraphs:
             "idx": torch.full((1,), r.scratch_slot, dtype=long),
         }
         self.prefill_static = {k: v.to(r.device) for k, v in x.items()}
-        for w in reversed(PREFILL_WIDTHS):
-            view = self._view(w)
-            r.prefill_core(view)  # warm-up
-            torch.cuda.synchronize()
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph, pool=pool, capture_error_mode="thread_local"):
-                r.prefill_core(view)
-            torch.cuda.synchronize()
-            self.prefill_graphs[w] = graph
 
     def _view(self, w: int) -> dict[str, torch.Tensor]:
         """The static prefill inputs cut to width ``w``."""
