@@ -165,3 +165,12 @@ def test_failed_write_keeps_old_file(tmp_path, monkeypatch, err, message) -> Non
         write_audio(target, tone(16000, 1.0, freq=220), 16000)
     assert target.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["take.wav"]  # no temporary file left
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_samples_are_refused(tmp_path, bad) -> None:
+    data = tone(16000, 0.1)
+    data[10] = bad
+    with pytest.raises(VoxDeskError, match="invalid samples"):
+        write_audio(tmp_path / "x.wav", data, 16000)
+    assert not (tmp_path / "x.wav").exists()

@@ -100,6 +100,13 @@ def _damaged_copy(src: Path, dst: Path, what: str) -> Path:
         ("prompt-no-text", "needs --prompt-text"),
         ("too-long", "too long"),
         ("cuda", "CUDA"),
+        ("cfg-nan", "cfg"),
+        ("cfg-inf", "cfg"),
+        ("cfg-big", "cfg"),
+        ("seed-negative", "seed"),
+        ("seed-huge", "seed"),
+        ("timesteps-0", "steps"),
+        ("max-len-0", "length"),
     ],
 )
 def test_errors_are_one_line(tiny_v1, tiny_v2, tmp_path, capsys, case, pattern):
@@ -127,12 +134,38 @@ def test_errors_are_one_line(tiny_v1, tiny_v2, tmp_path, capsys, case, pattern):
         args[1] = "hello world " * 200
     elif case == "cuda":
         args[-1] = "cuda"
+    else:  # bad sampling settings: refused before anything runs
+        flag, value = {
+            "cfg-nan": ("--cfg", "nan"),
+            "cfg-inf": ("--cfg", "inf"),
+            "cfg-big": ("--cfg", "11"),
+            "seed-negative": ("--seed", "-1"),
+            "seed-huge": ("--seed", str(2**63)),
+            "timesteps-0": ("--timesteps", "0"),
+            "max-len-0": ("--max-len", "0"),
+        }[case]
+        args += [flag, value]
     code, _, err = _run(["synth", "--model", str(model), *args], capsys)
     assert code != 0
     assert err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith("voxdesk: ")
     assert re.search(pattern, err, re.IGNORECASE), err
     assert not (tmp_path / "x.wav").exists()
+
+
+@pytest.mark.parametrize("setting", [{"cfg": float("nan")}, {"cfg": -0.5}, {"seed": -3}, {"timesteps": 0}])
+def test_synthesizer_checks_settings_like_the_engine(tiny_v1, setting):
+    from app.engine import SynthRequest
+    from app.errors import VoxDeskError
+
+    synth = Synthesizer.from_dir(tiny_v1, "cpu")
+    with pytest.raises(VoxDeskError) as one:
+        synth.synthesize("hello", max_len=2, **setting)
+    names = {"cfg": "cfg_value", "seed": "seed", "timesteps": "inference_timesteps"}
+    request = SynthRequest("hello", **{names[k]: v for k, v in setting.items()})
+    with pytest.raises(VoxDeskError) as engine:
+        request.check()
+    assert str(one.value) == str(engine.value)
 
 
 def test_subprocess_error_has_no_traceback(tmp_path):

@@ -204,12 +204,16 @@ def test_bad_requests_fail_alone(v2_dir):
         (0, SynthRequest("no transcript", voice=VoicePrompt(prompt_audio=tone(100)))),
         (0, SynthRequest("word " * 300)),  # longer than the model's 256 positions
         (1, SynthRequest("also fine", seed=42, min_len=99, max_len=4)),
+        (0, SynthRequest("nan guidance", cfg_value=float("nan"))),
+        (0, SynthRequest("negative seed", seed=-1)),
     ]
     engine = _engine(v2_dir)
     got = _run(engine, plan)
-    for i in (1, 2, 3, 4):
+    for i in (1, 2, 3, 4, 6, 7):
         assert isinstance(got[i][2], RequestFailed), got[i][2]
         assert "\n" not in got[i][2].message and got[i][2].message
+    assert "cfg" in got[6][2].message and "seed" in got[7][2].message
+    assert not got[6][1] and not got[7][1]  # refused before any step: no audio at all
     for i in (0, 5):
         _assert_same(got[i], _alone(engine, plan[i][1]))
     _leak_free(engine)

@@ -160,6 +160,11 @@ def write_audio(
     data = np.asarray(samples, dtype=np.float32)
     if data.ndim not in (1, 2) or data.shape[0] == 0:
         raise ValueError(f"expected [n] or [n, channels] samples with n > 0, got shape {data.shape}")
+    if not np.isfinite(data).all():
+        raise VoxDeskError(
+            f"The audio for {path.name} is broken (it contains invalid samples), so it was not saved: "
+            "try other settings or another seed."
+        )
     if subtype.startswith("PCM"):
         data = np.clip(data, -1.0, 1.0)
     buffer = io.BytesIO()

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.errors import VoxDeskError
+from app.models.voxcpm.settings import check_settings
 
 if TYPE_CHECKING:
     from app.models.voxcpm.prompt import VoicePrompt
@@ -25,11 +26,10 @@ class SynthRequest:
         """Raise :class:`VoxDeskError` for settings no model can honour."""
         if not self.text.strip():
             raise VoxDeskError("There is no text to speak: type some text and try again.")
-        if not 1 <= self.inference_timesteps <= 100:
-            raise VoxDeskError("Quality steps must be between 1 and 100: pick a value in that range.")
-        if self.min_len < 0 or self.max_len < 1:
-            raise VoxDeskError(
-                "The length limits are invalid: use a minimum of 0 or more and a maximum of 1+."
-            )
-        if self.seed is not None and not 0 <= self.seed < 2**63:
-            raise VoxDeskError("The seed must be a whole number from 0 to 2**63-1: pick another seed.")
+        check_settings(
+            cfg=self.cfg_value,
+            timesteps=self.inference_timesteps,
+            min_len=self.min_len,
+            max_len=self.max_len,
+            seed=self.seed,
+        )

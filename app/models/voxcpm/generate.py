@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from app.errors import VoxDeskError
 from app.models.voxcpm.model import VoxCPM
 from app.models.voxcpm.prompt import Prefill, VoicePrompt, build_prefill, max_patches, voice_latents
+from app.models.voxcpm.settings import check_settings
 from app.models.voxcpm.streaming_vae import StreamingDecoder
 from app.models.voxcpm.tokenizer import TextTokenizer
 
@@ -179,6 +180,7 @@ class Synthesizer:
         max_len: int = 4096,
     ) -> Synthesis:
         """Run one request to the end (text already normalized)."""
+        check_settings(cfg=cfg, timesteps=timesteps, min_len=min_len, max_len=max_len, seed=seed)
         seed = secrets.randbelow(2**31) if seed is None else seed
         prefill = self.prefill_for(text, voice)
         lat: list[torch.Tensor] = []
