@@ -24,7 +24,8 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
-def _friendly(exc: OSError, path: Path) -> VoxDeskError | None:
+def friendly_error(exc: OSError, path: Path) -> VoxDeskError | None:
+    """The plain message for a full disk or a refused write to ``path``; None for other errors."""
     if exc.errno == errno.ENOSPC:
         return VoxDeskError(f"The disk is full: could not save {path.name}. Free some space and try again.")
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
@@ -63,7 +64,7 @@ def atomic_path(path: str | os.PathLike[str], suffix: str | None = None) -> Iter
         tmp = None
         _fsync_dir(target.parent)
     except OSError as exc:
-        friendly = _friendly(exc, target)
+        friendly = friendly_error(exc, target)
         if friendly is not None:
             raise friendly from exc
         raise

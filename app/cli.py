@@ -33,8 +33,37 @@ class Job:
     text: str
     out: Path
 
+    @property
+    def fmt(self) -> str:
+        return OUT_FORMATS[self.out.suffix.lower()]
+
+
+OUT_FORMATS = {".wav": "WAV", ".flac": "FLAC"}
+
+
+def _out_file(out: str) -> Path:
+    path = Path(out)
+    if path.suffix.lower() not in OUT_FORMATS:
+        raise VoxDeskError(f"--out must end in .wav or .flac (got {out}): pick one of those.")
+    return path
+
+
+def _make_folder(folder: Path) -> None:
+    from app.atomic import friendly_error
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        friendly = friendly_error(exc, folder)
+        if friendly is not None:
+            raise friendly from None
+        reason = exc.strerror or type(exc).__name__
+        raise VoxDeskError(f"Cannot create the folder {folder} ({reason}): choose another --out.") from None
+
 
 def _jobs(args: argparse.Namespace) -> list[Job]:
+    if not args.out.strip():
+        raise VoxDeskError("--out is empty: give the file (or, with --text-file, the folder) to write.")
     if args.text_file is not None:
         try:
             lines = Path(args.text_file).read_text(encoding="utf-8").splitlines()
@@ -51,7 +80,7 @@ def _jobs(args: argparse.Namespace) -> list[Job]:
         return [Job(t, folder / f"{i:04d}.wav") for i, t in enumerate(texts, 1)]
     if not args.text.strip():
         raise VoxDeskError("The text to speak is empty.")
-    return [Job(args.text, Path(args.out))]
+    return [Job(args.text, _out_file(args.out))]
 
 
 def _voice(args: argparse.Namespace, encode_rate: int, v2: bool):
@@ -148,12 +177,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
     encode_rate = int(cfg.audio_vae.get("sample_rate", 16000))
     voice = _voice(args, encode_rate, cfg.is_v2)
     if args.text_file is not None:
-        jobs[0].out.parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(jobs[0].out.parent)
         rendered = _render_batch(jobs, voice, args)
     else:
         rendered = _render(Synthesizer.from_dir(args.model, device), jobs, voice, args)
     for job, result in rendered:
-        write_audio(job.out, result.audio, result.sample_rate)
+        write_audio(job.out, result.audio, result.sample_rate, fmt=job.fmt)
         seconds = len(result.audio) / result.sample_rate
         print(f"{job.out}: {seconds:.2f} s, {result.n_patches} patches, seed {result.seed}")
     return 0
@@ -175,7 +204,9 @@ def add_synth(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-len", type=int, default=2, help="minimum patches before stopping (default 2)")
     p.add_argument("--max-len", type=int, default=4096, help="maximum patches (default 4096)")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--out", required=True, help="output WAV (a folder with --text-file)")
+    p.add_argument(
+        "--out", required=True, help="output .wav or .flac file (a folder of .wav files with --text-file)"
+    )
     p.set_defaults(func=cmd_synth)
 
 

@@ -70,6 +70,30 @@ def test_synth_text_file_writes_numbered_files(tiny_v1, tmp_path, capsys):
     assert stdout.count("\n") == 3
 
 
+def test_text_file_out_folder_that_cannot_be_made(tiny_v1, tmp_path, capsys):
+    lines = tmp_path / "lines.txt"
+    lines.write_text("one line\n", encoding="utf-8")
+    (tmp_path / "plain").write_text("a file, not a folder")
+    out = tmp_path / "plain" / "sub"  # its parent is a file: mkdir fails with ENOTDIR
+    code, _, err = _run(
+        ["synth", "--model", str(tiny_v1), "--text-file", str(lines), "--out", str(out)], capsys
+    )
+    assert code == 1 and err.count("\n") == 1 and "internal error" not in err
+    assert "Cannot create the folder" in err
+
+
+def test_out_suffix_picks_the_format(tiny_v1, tmp_path, capsys):
+    args = ["synth", "--model", str(tiny_v1), "--text", "hi", "--seed", "1", "--max-len", "3"]
+    for name, fmt in (("a.flac", "FLAC"), ("b.WAV", "WAV")):
+        code, _, err = _run([*args, "--out", str(tmp_path / name)], capsys)
+        assert code == 0, err
+        assert sf.info(tmp_path / name).format == fmt
+    for out, message in ((str(tmp_path / "c.mp3"), ".wav or .flac"), ("", "--out is empty"), (" ", "empty")):
+        code, _, err = _run([*args, "--out", out], capsys)
+        assert code == 1 and message in err and err.count("\n") == 1
+    assert not (tmp_path / "c.mp3").exists()
+
+
 def test_info_and_write_checkpoint(tmp_path, capsys):
     code, stdout, _ = _run(["write-checkpoint", "--preset", "tiny-v1", "--out", str(tmp_path / "m")], capsys)
     assert code == 0
