@@ -122,7 +122,8 @@ def _damaged_copy(src: Path, dst: Path, what: str) -> Path:
         ("empty-text", "empty"),
         ("ref-on-v1", "needs a VoxCPM2 model"),
         ("prompt-no-text", "needs --prompt-text"),
-        ("too-long", "too long"),
+        ("too-long", "text is too long"),
+        ("voice-too-long", "voice recording is too long"),
         ("cuda", "CUDA"),
         ("cfg-nan", "cfg"),
         ("cfg-inf", "cfg"),
@@ -156,6 +157,9 @@ def test_errors_are_one_line(tiny_v1, tiny_v2, tmp_path, capsys, case, pattern):
         args += ["--prompt-wav", str(tmp_path / "p.wav")]
     elif case == "too-long":
         args[1] = "hello world " * 200
+    elif case == "voice-too-long":  # 30 s of reference: more patches than the tiny model's context
+        sf.write(tmp_path / "r.wav", tone(30 * 16000), 16000)
+        args += ["--ref-wav", str(tmp_path / "r.wav")]
     elif case == "cuda":
         args[-1] = "cuda"
     else:  # bad sampling settings: refused before anything runs

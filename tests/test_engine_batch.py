@@ -206,13 +206,20 @@ def test_bad_requests_fail_alone(v2_dir):
         (1, SynthRequest("also fine", seed=42, min_len=99, max_len=4)),
         (0, SynthRequest("nan guidance", cfg_value=float("nan"))),
         (0, SynthRequest("negative seed", seed=-1)),
+        (
+            0,
+            SynthRequest(
+                "long voice", voice=VoicePrompt(reference_latents=np.zeros((300, 4, 8), np.float32))
+            ),
+        ),
     ]
     engine = _engine(v2_dir)
     got = _run(engine, plan)
-    for i in (1, 2, 3, 4, 6, 7):
+    for i in (1, 2, 3, 4, 6, 7, 8):
         assert isinstance(got[i][2], RequestFailed), got[i][2]
         assert "\n" not in got[i][2].message and got[i][2].message
     assert "cfg" in got[6][2].message and "seed" in got[7][2].message
+    assert "text is too long" in got[4][2].message and "voice recording is too long" in got[8][2].message
     assert not got[6][1] and not got[7][1]  # refused before any step: no audio at all
     for i in (0, 5):
         _assert_same(got[i], _alone(engine, plan[i][1]))

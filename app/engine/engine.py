@@ -30,7 +30,7 @@ from app.engine.sequence import Sequence
 from app.engine.voice_cache import VoiceCache
 from app.errors import VoxDeskError
 from app.models.voxcpm.model import VoxCPM
-from app.models.voxcpm.prompt import build_prefill, max_patches, normalize_text, voice_latents
+from app.models.voxcpm.prompt import build_prefill, normalize_text, patch_budget, voice_latents
 from app.models.voxcpm.tokenizer import TextTokenizer
 from app.models.voxcpm.weights import load_model, resolve_device
 
@@ -203,9 +203,7 @@ class Engine:
             prompt=prompt,
             reference=ref,
         )
-        n_max = min(max_patches(pre.target_tokens, request.max_len), self.max_model_len - pre.length)
-        if n_max < 1:
-            raise VoxDeskError("The text is too long for this model: split it into shorter pieces.")
+        n_max = patch_budget(pre, request.max_len, self.max_model_len)
         feats = pre.feats.numpy()
         patches = [feats[i] if a else None for i, a in enumerate(pre.audio_mask.tolist())]
         seed = secrets.randbelow(2**31) if request.seed is None else request.seed

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 from app.errors import VoxDeskError
 from app.models.voxcpm.model import VoxCPM
-from app.models.voxcpm.prompt import Prefill, VoicePrompt, build_prefill, max_patches, voice_latents
+from app.models.voxcpm.prompt import Prefill, VoicePrompt, build_prefill, patch_budget, voice_latents
 from app.models.voxcpm.settings import check_settings
 from app.models.voxcpm.streaming_vae import StreamingDecoder
 from app.models.voxcpm.tokenizer import TextTokenizer
@@ -135,9 +135,7 @@ class Synthesizer:
         """
         m, dev, dtype = self.model, self.model.device, self.model.dtype
         limit = min(m.cfg.max_length, m.cfg.lm.max_position_embeddings)
-        n_max = min(max_patches(prefill.target_tokens, max_len), limit - prefill.length)
-        if n_max < 1:
-            raise VoxDeskError("The text is too long for this model: split it into shorter pieces.")
+        n_max = patch_budget(prefill, max_len, limit)
         base_kv = DenseKV(m.base_lm, 1, prefill.length + n_max)
         res_kv = DenseKV(m.residual_lm, 1, prefill.length + n_max)
         feats = prefill.feats.to(dev, dtype).unsqueeze(0)

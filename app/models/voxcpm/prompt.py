@@ -80,6 +80,23 @@ def max_patches(target_tokens: int, max_len: int) -> int:
     return min(int(target_tokens * LENGTH_RATIO + 10), max_len)
 
 
+def patch_budget(prefill: Prefill, max_len: int, context: int) -> int:
+    """How many patches ``prefill`` may generate in a ``context``-position model, capped by
+    ``max_len`` and the official cap. Raises :class:`VoxDeskError` naming what is at fault when
+    not even one patch fits: the length limit, the voice recording, or the text."""
+    if max_len < 1:
+        raise VoxDeskError("The maximum length must be at least 1: raise it and try again.")
+    room = context - prefill.length
+    if room >= 1:
+        return min(max_patches(prefill.target_tokens, max_len), room)
+    voice_len = int(prefill.audio_mask.sum())
+    if voice_len and prefill.length - voice_len < context:  # the text alone would fit
+        raise VoxDeskError(
+            "The voice recording is too long for this model: trim it to a few seconds and try again."
+        )
+    raise VoxDeskError("The text is too long for this model: split it into shorter pieces.")
+
+
 def check_voice(voice: VoicePrompt | None, v2: bool) -> None:
     if voice is None:
         return
