@@ -97,6 +97,13 @@ def test_out_suffix_picks_the_format(tiny_v1, tmp_path, capsys):
 def test_info_and_write_checkpoint(tmp_path, capsys):
     code, stdout, _ = _run(["write-checkpoint", "--preset", "tiny-v1", "--out", str(tmp_path / "m")], capsys)
     assert code == 0
+    names = ["audiovae.pth", "config.json", "model.safetensors", "special_tokens_map.json"]
+    names += ["tokenizer.json", "tokenizer_config.json"]
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == names  # no temporary files left
+    (tmp_path / "f").write_text("x")
+    for out in (tmp_path / "f", tmp_path / "f" / "sub"):
+        code, _, err = _run(["write-checkpoint", "--preset", "tiny-v1", "--out", str(out)], capsys)
+        assert code == 1 and err.count("\n") == 1 and "internal error" not in err, err
     code, stdout, _ = _run(["info", "--model", str(tmp_path / "m")], capsys)
     assert code == 0
     assert "architecture: voxcpm" in stdout and "16000 Hz in" in stdout and "base_lm" in stdout

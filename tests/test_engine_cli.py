@@ -36,12 +36,13 @@ def test_text_file_batch_equals_lines_one_by_one(model, tmp_path, capsys):
 
 
 def test_bench_prints_a_table_and_writes_json(model, tmp_path, capsys):
-    out = tmp_path / "bench.json"
+    out = tmp_path / "new" / "bench.json"  # the folder is made; the file appears whole (atomic write)
     args = ["bench", "--model", str(model), "--device", "cpu", "--concurrency", "1,3", "--steps", "6"]
     assert main([*args, "--max-model-len", "256", "--json", str(out)]) == 0
     table = capsys.readouterr().out
     assert "seq-steps/s" in table and "TTFB" in table
     res = json.loads(out.read_text())
+    assert [p.name for p in out.parent.iterdir()] == ["bench.json"]
     assert [b["concurrency"] for b in res["batches"]] == [1, 3]
     for b in res["batches"]:
         assert b["steps"] == 6 and b["seq_steps_per_s"] > 0 and b["first_chunk_ms_p50"] > 0

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from app import atomic
 from app.engine.config import EngineConfig
 from app.engine.engine import Engine
 from app.engine.events import RequestFailed, RequestFinished
@@ -290,7 +291,7 @@ def main(args) -> int:
         res["speedup_vs_official"] = {k: v["ms_per_step"] / one for k, v in official.items()}
     print(table(res))
     if args.json:
-        Path(args.json).write_text(json.dumps(res, indent=1))
+        atomic.write_text(args.json, json.dumps(res, indent=1))
     return 0
 
 

@@ -14,13 +14,14 @@ byte-fallback tokens, single characters and reserved entries up to the vocabular
 from __future__ import annotations
 
 import json
-import os
 import struct
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from app import atomic
+from app.atomic import atomic_path
 from app.errors import VoxDeskError
 from app.models.voxcpm.audio_vae import AudioVAE, AudioVAEConfig
 from app.models.voxcpm.config import parse_config
@@ -225,14 +226,12 @@ def _write_safetensors(path: Path, specs: dict[str, tuple[torch.Size, torch.dtyp
         offset += size
     blob = json.dumps(header, separators=(",", ":")).encode()
     blob += b" " * (-len(blob) % 8)
-    with open(path, "wb") as f:
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
         f.write(struct.pack("<Q", len(blob)))
         f.write(blob)
         for name, (_, dtype) in specs.items():
             t = make(name).to(dtype).contiguous()
             f.write(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
-        f.flush()
-        os.fsync(f.fileno())
 
 
 def write_checkpoint(
@@ -247,10 +246,16 @@ def write_checkpoint(
         raw["dtype"] = dtype
     cfg = parse_config(raw)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise VoxDeskError(f"{out} is a file: give a folder to write the checkpoint into.")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise VoxDeskError(f"Cannot create the folder {out} ({reason}): choose another one.") from None
     dtype = getattr(torch, cfg.dtype)
     for name, content in {"config.json": raw, **_tokenizer_files(cfg.lm.vocab_size)}.items():
-        (out / name).write_text(json.dumps(content, ensure_ascii=False, indent=1), encoding="utf-8")
+        atomic.write_text(out / name, json.dumps(content, ensure_ascii=False, indent=1))
     with torch.device("meta"):
         model = VoxCPM(cfg)
     names = [k for k in model.state_dict() if not k.startswith("audio_vae.")]
@@ -265,5 +270,6 @@ def write_checkpoint(
     vae_sd = {}
     for k, v in vae.state_dict().items():
         vae_sd[k] = _init(k, v.shape, gen).float() if v.is_floating_point() else v.clone()
-    torch.save({"state_dict": vae_sd}, out / "audiovae.pth")
+    with atomic_path(out / "audiovae.pth") as tmp:
+        torch.save({"state_dict": vae_sd}, tmp)
     return out
