@@ -284,12 +284,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _self_test(argv: list[str]) -> int:
+    """``voxdesk --self-test [MODEL_DIR] [--device D]``."""
+    p = _Parser(prog="voxdesk --self-test", description="Check that this installation can speak.")
+    p.add_argument("model_dir", nargs="?", default=None, help="model folder (default: a tiny test model)")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    args = p.parse_args(argv)
+    from app.models.voxcpm.weights import resolve_device
+    from app.selftest import run_self_test
+
+    try:
+        resolve_device(args.device)  # an impossible device is the usual one-line error
+    except VoxDeskError as exc:
+        print(f"voxdesk: {exc}", file=sys.stderr)
+        return 1
+    return run_self_test(args.model_dir, args.device)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--self-test"]:  # the installation check (bundle builds, support): see app/selftest.py
-        from app.selftest import run_self_test
-
-        return run_self_test(*argv[1:2])
+        return _self_test(argv[1:])
     if not argv:
         from ui.main import run
 

@@ -172,3 +172,27 @@ def test_bundle_imports_bytecode_and_keeps_the_source_readable(
     assert module.__file__ == str(tmp_path / "bundled_mod.py")  # PyInstaller's inspect override needs this
     assert "VALUE" in inspect.getsource(module)
     assert "return 1" in inspect.getsource(module.kernel)  # what @triton.jit and TorchScript need
+
+
+def test_self_test_arguments_are_parsed(
+    tiny_model: Path, capsys: pytest.CaptureFixture[str], monkeypatch
+) -> None:
+    import torch
+
+    from app.cli import main
+
+    seen = []
+    monkeypatch.setattr(
+        selftest, "run_self_test", lambda model_dir=None, device="auto": seen.append((model_dir, device)) or 0
+    )
+    assert main(["--self-test", "--device", "cpu", str(tiny_model)]) == 0
+    assert main(["--self-test"]) == 0
+    assert seen == [(str(tiny_model), "cpu"), (None, "auto")]
+    with pytest.raises(SystemExit):
+        main(["--self-test", "--device", "tpu"])
+    assert "invalid choice: 'tpu'" in capsys.readouterr().err
+    if not torch.cuda.is_available():
+        assert main(["--self-test", str(tiny_model), "--device", "cuda"]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "CUDA" in err
+    assert len(seen) == 2
