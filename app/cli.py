@@ -216,8 +216,10 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     from app.models.voxcpm.config import load_config
     from app.models.voxcpm.model import VoxCPM
+    from app.models.voxcpm.weights import check_model_files
 
     cfg = load_config(args.model)
+    files = check_model_files(args.model, cfg)  # a damaged model is an error, not a report
     with torch.device("meta"):
         model = VoxCPM(cfg)
     names = ("base_lm", "residual_lm", "feat_encoder", "feat_decoder", "audio_vae")
@@ -234,6 +236,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     for name, n in counts.items():
         print(f"  {name:<24}{n / 1e6:>10.2f} M")
     print(f"  {'total':<24}{total / 1e6:>10.2f} M")
+    print(f"weights: {', '.join(p.name for p in files)} (intact, shapes match config.json)")
     return 0
 
 

@@ -107,6 +107,24 @@ def test_info_and_write_checkpoint(tmp_path, capsys):
     code, stdout, _ = _run(["info", "--model", str(tmp_path / "m")], capsys)
     assert code == 0
     assert "architecture: voxcpm" in stdout and "16000 Hz in" in stdout and "base_lm" in stdout
+    assert "weights: model.safetensors, audiovae.pth (intact" in stdout
+
+
+@pytest.mark.parametrize("what", ["truncated", "corrupt", "missing-vae", "wrong-shapes"])
+def test_info_reports_a_damaged_model(tiny_v1, tiny_v2, tmp_path, capsys, what):
+    model = _damaged_copy(tiny_v2, tmp_path / "m", "none")
+    weights = model / "model.safetensors"
+    if what == "truncated":
+        weights.write_bytes(weights.read_bytes()[:-100])
+    elif what == "corrupt":
+        weights.write_bytes(b"garbage")
+    elif what == "missing-vae":
+        (model / "audiovae.pth").unlink()
+    else:
+        shutil.copy(tiny_v1 / "model.safetensors", weights)
+    code, _, err = _run(["info", "--model", str(model)], capsys)
+    assert code == 1 and err.count("\n") == 1, err
+    assert re.search("damaged|has no audiovae|lacks|unexpected|shape", err), err
 
 
 def _damaged_copy(src: Path, dst: Path, what: str) -> Path:

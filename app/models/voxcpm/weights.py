@@ -54,6 +54,38 @@ def read_tensors(path: str | Path) -> dict[str, torch.Tensor]:
     return dict(data)
 
 
+def read_shapes(path: str | Path) -> dict[str, torch.Tensor]:
+    """The tensors of one weights file as shape-only (meta) tensors, for checks that load nothing.
+
+    A safetensors file is checked from its header (which also catches a truncated file); other
+    formats have no header to read, so they are loaded with :func:`read_tensors`."""
+    path = Path(path)
+    if path.suffix != ".safetensors":
+        return {k: v.to("meta") for k, v in read_tensors(path).items()}
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), "pt") as f:
+            return {k: torch.empty(f.get_slice(k).get_shape(), device="meta") for k in f.keys()}  # noqa: SIM118
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise _damaged(path, str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+
+
+def check_model_files(model_dir: str | Path, cfg: VoxCPMConfig) -> list[Path]:
+    """Check that the weight files exist, are intact and match ``cfg`` without loading the model;
+    returns the files checked. Raises :class:`VoxDeskError` naming the damaged file."""
+    model_dir = Path(model_dir)
+    main_path = _first(model_dir, ("model.safetensors", "pytorch_model.bin"))
+    vae_path = _first(model_dir, ("audiovae.safetensors", "audiovae.pth"))
+    with torch.device("meta"):
+        expected = {k: v.shape for k, v in VoxCPM(cfg).state_dict().items()}
+    main = {k: s for k, s in expected.items() if not k.startswith(VAE_PREFIX)}
+    check_tensors(main, read_shapes(main_path), main_path)
+    vae = {k[len(VAE_PREFIX) :]: s for k, s in expected.items() if k.startswith(VAE_PREFIX)}
+    check_tensors(vae, read_shapes(vae_path), vae_path)
+    return [main_path, vae_path]
+
+
 def _listing(names: list[str]) -> str:
     shown = ", ".join(names[:4])
     return shown + (f" and {len(names) - 4} more" if len(names) > 4 else "")
