@@ -102,9 +102,6 @@ class Playback(QObject):
     def playing(self) -> bool:
         return self.playlist is not None and not self.paused
 
-    def current_key(self) -> str | None:
-        return self.playlist.playing if self.playlist is not None else None
-
     def _update(self) -> None:
         if self.playing != self._playing:
             self._playing = self.playing

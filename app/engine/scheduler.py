@@ -30,10 +30,6 @@ class Scheduler:
     def __len__(self) -> int:
         return len(self.waiting) + len(self.running)
 
-    def capacity_tokens(self) -> int:
-        """The most positions one sequence can ever hold (all KV blocks to itself)."""
-        return len(self.blocks.blocks) * self.blocks.block_size
-
     def add(self, seq: Sequence) -> None:
         seq.status = Status.WAITING
         self.waiting.append(seq)

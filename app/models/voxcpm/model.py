@@ -92,12 +92,6 @@ class VoxCPM(nn.Module):
         """Output samples decoded from one patch."""
         return self.patch_size * self.audio_vae.decoder_hop
 
-    def set_dtype(self, dtype: torch.dtype) -> VoxCPM:
-        """The network in ``dtype``; the AudioVAE always stays in fp32 (as the official loader)."""
-        self.to(dtype)
-        self.audio_vae.float()
-        return self
-
     # ---- prefill ----------------------------------------------------------------------
     def embed_patches(self, patches: torch.Tensor) -> torch.Tensor:
         """``[..., P, D]`` -> LM-width embeddings ``[..., H]`` (LocEnc then ``enc_to_lm_proj``)."""
@@ -187,9 +181,3 @@ class VoxCPM(nn.Module):
         mu = self.audio_vae.encode(wav.unsqueeze(1).to(self.device), self.encode_rate)
         b, d, n = mu.shape
         return mu.view(b, d, n // self.patch_size, self.patch_size).permute(0, 2, 3, 1).float()
-
-    def decode_audio(self, patches: torch.Tensor) -> torch.Tensor:
-        """Full (non-streaming) decode: patches ``[B, n, P, D]`` -> audio ``[B, n*samples_per_patch]``."""
-        b, n, p, d = patches.shape
-        z = patches.float().reshape(b, n * p, d).transpose(1, 2)
-        return self.audio_vae.decode(z)[:, 0]

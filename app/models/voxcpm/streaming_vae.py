@@ -57,10 +57,6 @@ class StreamingDecoder:
                 self.states.append(torch.zeros(shape, device=self.device, dtype=self.dtype))
         self._slots: torch.Tensor | None = None
 
-    def state_bytes(self) -> int:
-        """Memory held by the state buffers."""
-        return sum(s.numel() * s.element_size() for s in self.states)
-
     def _as_slots(self, slots: torch.Tensor | Sequence[int] | int) -> torch.Tensor:
         if isinstance(slots, int):
             slots = [slots]
