@@ -30,7 +30,7 @@ from app.engine.sequence import Sequence
 from app.engine.voice_cache import VoiceCache
 from app.errors import VoxDeskError
 from app.models.voxcpm.model import VoxCPM
-from app.models.voxcpm.prompt import build_prefill, normalize_text, patch_budget, voice_latents
+from app.models.voxcpm.prompt import model_prefill, normalize_text, patch_budget
 from app.models.voxcpm.tokenizer import TextTokenizer
 from app.models.voxcpm.weights import load_model, resolve_device
 
@@ -192,17 +192,7 @@ class Engine:
         request.check()
         m = self.model
         voice = self.voices.resolve(request.voice)
-        prompt, ref = voice_latents(m, voice)
-        pre = build_prefill(
-            self.tokenizer,
-            normalize_text(request.text),
-            patch_size=m.patch_size,
-            feat_dim=m.feat_dim,
-            v2=m.cfg.is_v2,
-            prompt_text=voice.prompt_text if voice is not None else "",
-            prompt=prompt,
-            reference=ref,
-        )
+        pre = model_prefill(m, self.tokenizer, normalize_text(request.text), voice)
         n_max = patch_budget(pre, request.max_len, self.max_model_len)
         feats = pre.feats.numpy()
         patches = [feats[i] if a else None for i, a in enumerate(pre.audio_mask.tolist())]

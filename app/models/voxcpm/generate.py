@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 from app.errors import VoxDeskError
 from app.models.voxcpm.model import VoxCPM
-from app.models.voxcpm.prompt import Prefill, VoicePrompt, build_prefill, patch_budget, voice_latents
+from app.models.voxcpm.prompt import Prefill, VoicePrompt, model_prefill, patch_budget
 from app.models.voxcpm.settings import check_settings
 from app.models.voxcpm.streaming_vae import StreamingDecoder
 from app.models.voxcpm.tokenizer import TextTokenizer
@@ -101,18 +101,7 @@ class Synthesizer:
 
     def prefill_for(self, text: str, voice: VoicePrompt | None = None) -> Prefill:
         """The prefill sequence of ``text`` (already normalized) spoken by ``voice``."""
-        prompt, ref = voice_latents(self.model, voice)
-        m = self.model
-        return build_prefill(
-            self.tokenizer,
-            text,
-            patch_size=m.patch_size,
-            feat_dim=m.feat_dim,
-            v2=m.cfg.is_v2,
-            prompt_text=voice.prompt_text if voice is not None else "",
-            prompt=prompt,
-            reference=ref,
-        )
+        return model_prefill(self.model, self.tokenizer, text, voice)
 
     @torch.inference_mode()
     def stream(

@@ -137,6 +137,21 @@ def voice_latents(
     return prompt, ref
 
 
+def model_prefill(model: VoxCPM, tokenizer: TextTokenizer, text: str, voice: VoicePrompt | None) -> Prefill:
+    """The prefill of ``text`` (already normalized) spoken by ``voice`` on ``model``."""
+    prompt, ref = voice_latents(model, voice)
+    return build_prefill(
+        tokenizer,
+        text,
+        patch_size=model.patch_size,
+        feat_dim=model.feat_dim,
+        v2=model.cfg.is_v2,
+        prompt_text=voice.prompt_text if voice is not None else "",
+        prompt=prompt,
+        reference=ref,
+    )
+
+
 def build_prefill(
     tokenizer: TextTokenizer,
     text: str,
