@@ -271,11 +271,18 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     add_parser(sub)
 
 
+def add_serve(sub: argparse._SubParsersAction) -> None:
+    from app.server.cli import add_parser
+
+    add_parser(sub)
+
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_synth,
     add_info,
     add_write_checkpoint,
     add_bench,
+    add_serve,
 ]
 
 

@@ -1,0 +1,233 @@
+"""The request and error shapes of ``POST /v1/audio/speech``: OpenAI's fields plus VoxCPM's
+extras under vLLM-Omni's names (``ref_audio``, ``ref_text``, ``seed``, ``max_new_tokens``) or
+VoxCPM's own (``cfg_value``, ``inference_timesteps``, ``normalize``, ``min_new_tokens``).
+
+Every check raises :class:`ApiError`, which the app turns into OpenAI's JSON error body.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from app.server.formats import STREAMABLE, supported_formats
+
+MAX_INPUT_CHARS = 4096  # OpenAI's limit for `input`
+MAX_INSTRUCTIONS_CHARS = 1000
+MAX_REF_AUDIO_BYTES = 10 * 1024 * 1024
+MAX_REF_SECONDS = 60.0
+# the names OpenAI's own TTS models go by: programs written for OpenAI send them unchanged
+OPENAI_MODEL_ALIASES = ("tts-1", "tts-1-hd", "gpt-4o-mini-tts")
+
+_FIELDS = {
+    "model", "input", "voice", "response_format", "speed", "instructions", "stream_format", "stream",
+    "ref_audio", "ref_text", "seed", "cfg_value", "inference_timesteps", "max_new_tokens",
+    "min_new_tokens", "normalize",
+}  # fmt: skip
+
+
+class ApiError(Exception):
+    """An HTTP error in OpenAI's shape: ``{"error": {"message", "type", "param", "code"}}``."""
+
+    TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
+             413: "invalid_request_error", 429: "rate_limit_error", 500: "server_error",
+             503: "server_error"}  # fmt: skip
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        retry_after: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+        self.code = code
+        self.retry_after = retry_after
+
+    def body(self) -> dict[str, Any]:
+        kind = self.TYPES.get(self.status, "invalid_request_error")
+        return {"error": {"message": self.message, "type": kind, "param": self.param, "code": self.code}}
+
+
+@dataclass(frozen=True)
+class SpeechParams:
+    """A checked speech request (defaults as OpenAI's and VoxCPM's)."""
+
+    input: str
+    model: str | None = None
+    voice: str | None = None
+    response_format: str = "mp3"
+    instructions: str | None = None
+    stream: str | None = None  # None | "audio" | "sse"
+    ref_audio: tuple[np.ndarray, int] | None = None  # mono float32 samples at their own rate
+    ref_text: str = ""
+    seed: int | None = None
+    cfg_value: float = 2.0
+    inference_timesteps: int = 10
+    max_new_tokens: int = 4096
+    min_new_tokens: int = 2
+    normalize: bool = False
+
+
+def _bad(message: str, param: str, code: str = "invalid_value") -> ApiError:
+    return ApiError(400, message, param=param, code=code)
+
+
+def _int(body: dict, name: str, lo: int, hi: int, default: int | None) -> int | None:
+    value = body.get(name, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _bad(f"'{name}' must be a whole number.", name, "invalid_type")
+    if not lo <= value <= hi:
+        raise _bad(f"'{name}' must be between {lo} and {hi}.", name)
+    return value
+
+
+def _number(body: dict, name: str, lo: float, hi: float, default: float) -> float:
+    value = body.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _bad(f"'{name}' must be a number.", name, "invalid_type")
+    if not lo <= value <= hi:
+        raise _bad(f"'{name}' must be between {lo:g} and {hi:g}.", name)
+    return float(value)
+
+
+def _text(body: dict, name: str, limit: int, required: bool = False) -> str | None:
+    value = body.get(name)
+    if value is None:
+        if required:
+            raise ApiError(400, f"'{name}' is required.", param=name, code="missing_required_parameter")
+        return None
+    if not isinstance(value, str):
+        raise _bad(f"'{name}' must be a string.", name, "invalid_type")
+    if len(value) > limit:
+        raise _bad(f"'{name}' is {len(value)} characters long; the limit is {limit}.", name, "too_long")
+    return value
+
+
+def decode_audio_bytes(data: bytes, param: str) -> tuple[np.ndarray, int]:
+    """Mono float32 samples and their rate from an audio file's bytes (anything libsndfile reads)."""
+    import soundfile as sf
+
+    try:
+        with sf.SoundFile(io.BytesIO(data)) as f:
+            rate = f.samplerate
+            limit = int(MAX_REF_SECONDS * rate)
+            samples = f.read(frames=limit + 1, dtype="float32", always_2d=True)
+    except (sf.LibsndfileError, RuntimeError, TypeError):
+        raise _bad(
+            f"'{param}' is not audio VoxDesk can read. Send WAV, FLAC, OGG or MP3.", param, "invalid_audio"
+        ) from None
+    if len(samples) > limit:
+        raise _bad(f"'{param}' is longer than {MAX_REF_SECONDS:g} seconds: send a shorter clip.", param)
+    mono = samples.mean(axis=1) if samples.shape[1] > 1 else samples[:, 0]
+    if len(mono) == 0 or not np.all(np.isfinite(mono)) or float(np.max(np.abs(mono))) < 1e-3:
+        raise _bad(f"'{param}' is empty or silent: send a recording of speech.", param, "invalid_audio")
+    return np.ascontiguousarray(mono, dtype=np.float32), rate
+
+
+_DATA_URI = re.compile(r"^data:[\w.+-]+/[\w.+-]+(;[\w.+-]+=[\w.+-]+)*;base64,", re.ASCII)
+
+
+def decode_ref_audio(value: Any) -> tuple[np.ndarray, int]:
+    """``ref_audio`` as base64 or a ``data:`` URI (never a URL or a file path)."""
+    if not isinstance(value, str) or not value:
+        raise _bad("'ref_audio' must be base64-encoded audio or a data: URI.", "ref_audio", "invalid_type")
+    if value.startswith("data:"):
+        match = _DATA_URI.match(value)
+        if match is None:
+            raise _bad("'ref_audio' is a data: URI without base64 audio in it.", "ref_audio")
+        value = value[match.end() :]
+    elif "://" in value or value.startswith(("/", "file:", ".")):
+        raise _bad(
+            "'ref_audio' must carry the audio itself (base64 or a data: URI); URLs and file paths are "
+            "not accepted.",
+            "ref_audio",
+        )
+    if len(value) > MAX_REF_AUDIO_BYTES * 4 // 3 + 4:
+        raise ApiError(413, "'ref_audio' is larger than 10 MB.", param="ref_audio", code="too_large")
+    try:
+        data = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise _bad("'ref_audio' is not valid base64.", "ref_audio") from None
+    return decode_audio_bytes(data, "ref_audio")
+
+
+def parse_speech(body: Any) -> SpeechParams:
+    """Check a decoded JSON body; raise :class:`ApiError` (400/413) naming the field at fault."""
+    if not isinstance(body, dict):
+        raise ApiError(400, "The request body must be a JSON object.", code="invalid_json")
+    unknown = sorted(set(body) - _FIELDS)
+    if unknown:
+        raise _bad(f"Unknown field(s): {', '.join(unknown)}.", unknown[0], "unknown_parameter")
+    text = _text(body, "input", MAX_INPUT_CHARS, required=True) or ""
+    if not text.strip():
+        raise _bad("'input' is empty: send the text to speak.", "input")
+    fmt = body.get("response_format", "mp3")
+    if fmt not in supported_formats():
+        raise _bad(
+            f"response_format {fmt!r} is not supported; use one of: {', '.join(supported_formats())}.",
+            "response_format",
+            "unsupported_format",
+        )
+    speed = _number(body, "speed", 0.25, 4.0, 1.0)
+    if speed != 1.0:
+        raise _bad("'speed' other than 1.0 is not supported by VoxCPM models yet.", "speed", "unsupported")
+    stream_format = body.get("stream_format")
+    if stream_format not in (None, "audio", "sse"):
+        raise _bad("'stream_format' must be 'audio' or 'sse'.", "stream_format")
+    stream_flag = body.get("stream", False)
+    if not isinstance(stream_flag, bool):
+        raise _bad("'stream' must be true or false.", "stream", "invalid_type")
+    # vLLM-Omni's rule: stream=true alone means SSE; stream_format='audio' streams raw bytes
+    stream = stream_format or ("sse" if stream_flag else None)
+    if stream is not None and fmt not in STREAMABLE:
+        raise _bad(
+            f"Streaming needs response_format 'wav' or 'pcm' (got {fmt!r}).", "response_format", "unsupported"
+        )
+    voice = body.get("voice")
+    if isinstance(voice, dict):  # OpenAI's newer {"id": ...} form
+        voice = voice.get("id")
+    if voice is not None and (not isinstance(voice, str) or len(voice) > 200):
+        raise _bad("'voice' must be a voice name or id.", "voice", "invalid_type")
+    normalize = body.get("normalize", False)
+    if not isinstance(normalize, bool):
+        raise _bad("'normalize' must be true or false.", "normalize", "invalid_type")
+    model = body.get("model")
+    if model is not None and not isinstance(model, str):
+        raise _bad("'model' must be a string.", "model", "invalid_type")
+    ref_audio = decode_ref_audio(body["ref_audio"]) if body.get("ref_audio") is not None else None
+    ref_text = _text(body, "ref_text", MAX_INPUT_CHARS) or ""
+    if ref_text.strip() and ref_audio is None and not voice:
+        raise _bad("'ref_text' needs 'ref_audio' (the recording it transcribes).", "ref_text")
+    max_new = _int(body, "max_new_tokens", 1, 4096, 4096)
+    min_new = _int(body, "min_new_tokens", 0, 4096, 2)
+    return SpeechParams(
+        input=text,
+        model=model,
+        voice=voice,
+        response_format=fmt,
+        instructions=_text(body, "instructions", MAX_INSTRUCTIONS_CHARS),
+        stream=stream,
+        ref_audio=ref_audio,
+        ref_text=ref_text,
+        seed=_int(body, "seed", 0, 2**63 - 1, None),
+        cfg_value=_number(body, "cfg_value", 0.0, 10.0, 2.0),
+        inference_timesteps=_int(body, "inference_timesteps", 1, 100, 10) or 10,
+        max_new_tokens=max_new or 4096,
+        min_new_tokens=min_new if min_new is not None else 2,
+        normalize=normalize,
+    )
