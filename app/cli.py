@@ -1,6 +1,7 @@
 """``voxdesk``: the command line (no arguments opens the window).
 
     voxdesk synth --model DIR (--text T | --text-file F) --out F.wav [voice and sampling options]
+    voxdesk synth --server URL [--api-key KEY] (--text T | --text-file F) --out F.wav [...]
     voxdesk info --model DIR
     voxdesk write-checkpoint --preset tiny-v2 --out DIR
 
@@ -165,6 +166,49 @@ def _render_batch(jobs: list[Job], voice, args: argparse.Namespace) -> Iterator[
                 yield by_id.pop(ev.request_id), _Rendered(audio, engine.sample_rate, ev.n_patches, ev.seed)
 
 
+def _render_remote(jobs: list[Job], args: argparse.Namespace) -> Iterator[tuple[Job, _Rendered]]:
+    """Every line sent to a remote speech server (``--server``), in order, streamed back."""
+    import queue
+
+    import numpy as np
+
+    from app.backends.remote import RemoteBackend
+    from app.engine import SynthRequest
+    from app.engine.events import AudioChunk, RequestFailed
+    from app.models.voxcpm.prompt import design_text, normalize_text
+
+    backend = RemoteBackend(args.server, args.api_key, timeout=args.timeout)
+    try:
+        model = backend.connect()
+        voice = _voice(args, model.encoder_rate, model.architecture == "voxcpm2")
+        events: queue.SimpleQueue = queue.SimpleQueue()
+        handles = []
+        for job in jobs:
+            text = normalize_text(job.text)
+            text = design_text(args.control, text) if args.control else text
+            request = SynthRequest(
+                text, voice, args.seed, args.cfg, args.timesteps, args.min_len, args.max_len
+            )
+            handles.append(backend.submit(request, events.put, encoder_rate=model.encoder_rate))
+        chunks: dict[int, list] = {-h: [] for h in handles}
+        done: dict[int, _Rendered] = {}
+        for i, handle in enumerate(handles):
+            while -handle not in done:
+                ev = events.get()
+                if isinstance(ev, AudioChunk):
+                    chunks[ev.request_id].append(ev.samples)
+                elif isinstance(ev, RequestFailed):
+                    where = f"Line {handles.index(-ev.request_id) + 1}: " if len(jobs) > 1 else ""
+                    raise VoxDeskError(where + ev.message)
+                else:
+                    rate = int(ev.stats.get("sample_rate", model.sample_rate))
+                    audio = np.concatenate(chunks.pop(ev.request_id))
+                    done[ev.request_id] = _Rendered(audio, rate, ev.n_patches, ev.seed)
+            yield jobs[i], done.pop(-handle)
+    finally:
+        backend.close()
+
+
 def cmd_synth(args: argparse.Namespace) -> int:
     from app.audio.io import write_audio
     from app.models.voxcpm.config import load_config
@@ -172,6 +216,15 @@ def cmd_synth(args: argparse.Namespace) -> int:
     from app.models.voxcpm.weights import resolve_device
 
     jobs = _jobs(args)
+    if args.server:
+        if args.text_file is not None:
+            _make_folder(jobs[0].out.parent)
+        for job, result in _render_remote(jobs, args):
+            write_audio(job.out, result.audio, result.sample_rate, fmt=job.fmt)
+            print(f"{job.out}: {len(result.audio) / result.sample_rate:.2f} s, seed {result.seed}")
+        return 0
+    if not args.model:
+        raise VoxDeskError("Give --model DIR (a model on this computer) or --server URL (a speech server).")
     cfg = load_config(args.model)
     device = resolve_device(args.device)
     encode_rate = int(cfg.audio_vae.get("sample_rate", 16000))
@@ -190,7 +243,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 def add_synth(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("synth", help="speak text with a VoxCPM model and write WAV files")
-    p.add_argument("--model", required=True, help="model folder (config.json, weights, tokenizer)")
+    p.add_argument("--model", help="model folder (config.json, weights, tokenizer)")
+    p.add_argument("--server", help="send the text to this OpenAI-compatible speech server instead")
+    p.add_argument("--api-key", help="the server's API key (with --server)")
+    p.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds to wait for the server (default 120)"
+    )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--text", help="the text to speak")
     src.add_argument("--text-file", help="UTF-8 file; each non-empty line is spoken to its own file")

@@ -278,7 +278,7 @@ async def list_models(request: Request) -> JSONResponse:
         m = state.model
         data.append({
             "id": m.name, "object": "model", "owned_by": "voxdesk", "created": 0,
-            "architecture": m.architecture, "sample_rate": m.sample_rate,
+            "architecture": m.architecture, "sample_rate": m.sample_rate, "encoder_rate": m.encoder_rate,
         })  # fmt: skip
     return JSONResponse({"object": "list", "data": data})
 
