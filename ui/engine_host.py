@@ -9,11 +9,10 @@ float32 array, a ``RequestFinished``, or one plain-language line.
 
 from __future__ import annotations
 
-import hashlib
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
@@ -52,16 +51,6 @@ class ModelInfo:
     device: str  # status-bar text, e.g. "NVIDIA H200 · 120.3 GB free" or "CPU"
 
 
-def _folder_stamp(model_dir: str) -> str:
-    """Changes when the weights file changes, so cached latents and results follow the weights."""
-    stamps = [
-        f"{p.name}:{p.stat().st_size}:{int(p.stat().st_mtime)}"
-        for p in sorted(Path(model_dir).iterdir())
-        if p.suffix in (".safetensors", ".pth", ".bin", ".pt")
-    ]
-    return hashlib.sha1("|".join(stamps).encode()).hexdigest()[:10]
-
-
 def describe_device(device: str) -> str:
     """'NVIDIA H200 · 120.3 GB free' or 'CPU'."""
     import torch
@@ -85,18 +74,28 @@ class EngineHost(QObject):
     finished = Signal(int, object)  # tag, RequestFinished
     failed = Signal(int, str)  # tag, message
     latentsEncoded = Signal(str, str, object)  # voice key, role, float32 [n, P, D]
+    # the Qt-free host over the loaded engine (the Local API serves through it) and its model,
+    # or (None, None) when no local engine is loaded
+    sharedChanged = Signal(object, object)
+    _wake = Signal()
 
     def __init__(self) -> None:
         super().__init__()
         self._engine: Any = None
         self._device = "cpu"
-        self._tags: dict[int, int] = {}  # engine request id -> job tag
+        self._tags: dict[int, int] = {}  # engine request id (or remote handle) -> job tag
         self._timer: QTimer | None = None
+        self._shared: Any = None  # app.engine.host.EngineHost over self._engine
+        self._remote: Any = None  # app.backends.remote.RemoteBackend when the engine is a server
+        self._remote_lock = threading.Lock()
+        self._wake.connect(self._on_wake, Qt.ConnectionType.QueuedConnection)
 
     # --- slots (engine thread) ------------------------------------------------------------
     @Slot(str, str)
     def load(self, model_dir: str, device: str) -> None:
         from app.engine import Engine, EngineConfig
+        from app.engine.host import EngineHost as SharedHost
+        from app.engine.host import model_id
 
         self._stop_engine()
         self.stateChanged.emit("loading")
@@ -106,7 +105,7 @@ class EngineHost(QObject):
             cfg = engine.model.cfg
             info = ModelInfo(
                 name=engine.model_name,
-                model_id=f"{engine.model_name}-{cfg.architecture}-{_folder_stamp(model_dir)}",
+                model_id=model_id(engine, model_dir),
                 architecture=cfg.architecture,
                 sample_rate=int(engine.sample_rate),
                 encoder_rate=int(engine.model.encode_rate),
@@ -118,14 +117,47 @@ class EngineHost(QObject):
             return
         self._engine = engine
         self._device = str(engine.device)
+        self._shared = SharedHost(engine, wake=self._wake.emit)
+        self.loaded.emit(info)
+        self.sharedChanged.emit(self._shared, info)
+        self.stateChanged.emit("ready")
+
+    @Slot(str, str)
+    def load_remote(self, url: str, api_key: str) -> None:
+        """Use a remote OpenAI-compatible speech server instead of a local model."""
+        from app.backends.remote import RemoteBackend
+
+        self._stop_engine()
+        self.stateChanged.emit("loading")
+        self.loadProgress.emit(1, "Connecting")
+        try:
+            remote = RemoteBackend(url, api_key or None)
+            m = remote.connect()
+        except Exception as exc:  # noqa: BLE001 - every failure becomes one message
+            self.loadFailed.emit(report(exc, "connecting to the speech server"))
+            self.stateChanged.emit("failed")
+            return
+        self._remote = remote
+        host = remote.url.split("://", 1)[1]
+        info = ModelInfo(m.name, f"remote-{host}-{m.name}", m.architecture, m.sample_rate, m.encoder_rate,
+                         f"Server: {host}")  # fmt: skip
         self.loaded.emit(info)
         self.stateChanged.emit("ready")
+
+    @Slot()
+    def _on_wake(self) -> None:
+        if self._engine is not None:
+            self._ensure_timer()
+            self._maybe_idle()
 
     def _progress(self, fraction: float, stage: str) -> None:
         self.loadProgress.emit(int(100 * max(0.0, min(1.0, fraction))), stage)
 
     @Slot(object)
     def submit(self, jobs: list[Job]) -> None:
+        if self._remote is not None:
+            self._submit_remote(jobs)
+            return
         if self._engine is None:
             for job in jobs:
                 self.failed.emit(job.tag, NOT_LOADED)
@@ -144,6 +176,41 @@ class EngineHost(QObject):
             self.stateChanged.emit("busy")
             self._ensure_timer().start()
 
+    def _submit_remote(self, jobs: list[Job]) -> None:
+        """Each job goes to the server; its events come back on the backend's threads and are
+        re-emitted as this host's signals (queued to the window like the engine's)."""
+        from app.engine.events import AudioChunk, RequestFailed, RequestFinished
+
+        remote = self._remote
+
+        def sink(event) -> None:
+            with self._remote_lock:  # (the handle is registered before its first event is read)
+                tag = self._tags.get(-event.request_id)
+                if tag is None:
+                    return  # cancelled
+                if not isinstance(event, AudioChunk):
+                    self._tags.pop(-event.request_id, None)
+            if isinstance(event, AudioChunk):
+                self.chunk.emit(tag, event.samples)
+                return
+            if isinstance(event, RequestFinished):
+                self.finished.emit(tag, event)
+            elif isinstance(event, RequestFailed):
+                self.failed.emit(tag, event.message)
+            if not self._tags:
+                self.stateChanged.emit("ready")
+
+        for job in jobs:
+            with self._remote_lock:
+                try:
+                    handle = remote.submit(job.build(job.prompt), sink)
+                except Exception as exc:  # noqa: BLE001 - one segment fails, the others go on
+                    self.failed.emit(job.tag, report(exc, "preparing a segment"))
+                    continue
+                self._tags[handle] = job.tag
+        if self._tags:
+            self.stateChanged.emit("busy")
+
     def _resolve(self, voice: str | None, prompt: Any) -> Any:
         """Encode the prompt's missing latents once (engine thread) and hand them to the library."""
         if prompt is None:
@@ -160,9 +227,17 @@ class EngineHost(QObject):
     def cancel(self, tags: list[int]) -> None:
         wanted = set(tags)
         for rid, tag in list(self._tags.items()):
-            if tag in wanted and self._engine is not None:
+            if tag in wanted and self._remote is not None:
+                with self._remote_lock:
+                    self._tags.pop(rid, None)
+                self._remote.cancel(rid)
+            elif tag in wanted and self._engine is not None:
                 self._engine.cancel(rid)
                 del self._tags[rid]
+        if self._remote is not None:
+            if not self._tags:
+                self.stateChanged.emit("ready")
+            return
         self._maybe_idle()
 
     @Slot()
@@ -181,6 +256,13 @@ class EngineHost(QObject):
     def _stop_engine(self) -> None:
         if self._timer is not None:
             self._timer.stop()
+        if self._remote is not None:
+            self._remote.close()
+            self._remote = None
+        if self._shared is not None:
+            self._shared.close()  # its open API requests fail with a plain line
+            self._shared = None
+            self.sharedChanged.emit(None, None)
         if self._engine is not None:
             self._engine.shutdown()
             self._engine = None
@@ -201,7 +283,7 @@ class EngineHost(QObject):
             self._maybe_idle()
             return
         try:
-            events = self._engine.step()
+            events = self._shared.step()  # the Local API's events go to its requests
         except Exception as exc:  # noqa: BLE001 - the engine failed as a whole: fail every job
             message = report(exc, "generating speech")
             for tag in self._tags.values():
@@ -226,7 +308,7 @@ class EngineHost(QObject):
     def _maybe_idle(self) -> None:
         """Stop stepping once every job is done and the engine has dropped cancelled requests
         (their cache blocks are freed at a step)."""
-        if self._tags or (self._engine is not None and self._engine.has_work()):
+        if self._tags or (self._shared is not None and self._shared.busy()):
             if self._timer is not None and not self._timer.isActive():
                 self._timer.start()
             return
@@ -241,6 +323,7 @@ class EngineClient(QObject):
     """GUI-thread handle: owns the thread and the host; every call is a queued signal."""
 
     _load = Signal(str, str)
+    _load_remote = Signal(str, str)
     _submit = Signal(object)
     _cancel = Signal(object)
     _shutdown = Signal()
@@ -252,6 +335,7 @@ class EngineClient(QObject):
         self.host = EngineHost()
         self.host.moveToThread(self.thread)
         self._load.connect(self.host.load)
+        self._load_remote.connect(self.host.load_remote)
         self._submit.connect(self.host.submit)
         self._cancel.connect(self.host.cancel)
         self._shutdown.connect(self.host.close, Qt.ConnectionType.BlockingQueuedConnection)
@@ -259,6 +343,9 @@ class EngineClient(QObject):
 
     def load(self, model_dir: str, device: str) -> None:
         self._load.emit(model_dir, device)
+
+    def load_remote(self, url: str, api_key: str) -> None:
+        self._load_remote.emit(url, api_key)
 
     def submit(self, jobs: list[Job]) -> None:
         self._submit.emit(list(jobs))

@@ -23,6 +23,7 @@ from app.voices.library import VoiceLibrary
 from ui.dialogs import Dialogs
 from ui.engine_host import EngineClient, ModelInfo
 from ui.errors import report
+from ui.local_api import LocalApi
 from ui.model_state import ModelState
 from ui.playback import Playback, default_sink
 from ui.settings import Settings
@@ -61,6 +62,7 @@ class MainWindow(QMainWindow):
             sink if sink is not None else default_sink(self.settings.output_device), self
         )
         self.client = EngineClient(self)
+        self.api = LocalApi(self.library.root, self)
         self.session = SpeakSession(self.client, self.playback, self)
 
         self.voices = VoicePanel(self.library, self.dialogs)
@@ -118,6 +120,7 @@ class MainWindow(QMainWindow):
         host.loadFailed.connect(self._model_failed)
         host.deviceChanged.connect(self._device_changed)
         host.latentsEncoded.connect(self._store_latents)
+        host.sharedChanged.connect(self.api.attach)
         self.session.segmentChanged.connect(self._segment_changed)
         self.session.progressChanged.connect(self._progress_changed)
         self.session.runFinished.connect(self._run_finished)
@@ -372,12 +375,38 @@ class MainWindow(QMainWindow):
 
     # --- engine -----------------------------------------------------------------------------
     def start(self) -> None:
-        """After the window shows: load the configured model, or open the model manager."""
+        """After the window shows: load the configured model (or connect to the configured speech
+        server), or open the model manager; start the Local API if it is switched on."""
+        self.apply_local_api()
+        if self.settings.backend == "server":
+            self.model = ModelState(folder=None, state="loading")
+            self._show_model_state()
+            self.client.load_remote(self.settings.server_url, self.settings.server_key)
+            return
         folder = self.settings.model_dir
         if folder is None or not folder.is_dir():
             self.actions.manage_models(first_run=True)
             return
         self.load_model(folder)
+
+    def engine_source(self) -> tuple:
+        s = self.settings
+        return (s.backend, s.server_url, s.server_key) if s.backend == "server" else ("local",)
+
+    def apply_local_api(self) -> None:
+        """Start, restart or stop the Local API to match Settings; a taken port is one message."""
+        s = self.settings
+        wanted = (s.api_port, s.api_key) if s.api_enabled else None
+        if wanted == getattr(self, "_api_running", None):
+            return
+        self.api.stop()
+        self._api_running = None
+        if wanted is not None:
+            try:
+                self.api.start(*wanted)
+                self._api_running = wanted
+            except VoxDeskError as exc:
+                self.dialogs.error(self, str(exc))
 
     def load_model(self, folder: Path) -> None:
         self.model = ModelState(folder=folder, state="loading")
@@ -450,5 +479,6 @@ class MainWindow(QMainWindow):
         self.autosave()
         self.settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
         self.playback.stop()
+        self.api.stop()
         self.client.close()
         super().closeEvent(event)

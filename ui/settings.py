@@ -14,6 +14,7 @@ from PySide6.QtCore import QSettings
 from app import paths
 
 DEVICES = ("auto", "cuda", "cpu")
+BACKENDS = ("local", "server")  # speech made on this computer, or by a remote speech server
 LANGUAGES = ("en", "zh_CN")
 THEMES = ("light", "dark")
 
@@ -53,6 +54,55 @@ class Settings:
     @model_dir.setter
     def model_dir(self, value: Path | None) -> None:
         self._set("engine/model_dir", str(value) if value else "")
+
+    @property
+    def backend(self) -> str:
+        return self._choice("engine/backend", BACKENDS)
+
+    @backend.setter
+    def backend(self, value: str) -> None:
+        self._set("engine/backend", value)
+
+    @property
+    def server_url(self) -> str:
+        return self._get("engine/server_url", "")
+
+    @server_url.setter
+    def server_url(self, value: str) -> None:
+        self._set("engine/server_url", value)
+
+    @property
+    def server_key(self) -> str:
+        return self._get("engine/server_key", "")
+
+    @server_key.setter
+    def server_key(self, value: str) -> None:
+        self._set("engine/server_key", value)
+
+    @property
+    def api_enabled(self) -> bool:
+        return self._get("api/enabled", "false") == "true"
+
+    @api_enabled.setter
+    def api_enabled(self, value: bool) -> None:
+        self._set("api/enabled", "true" if value else "false")
+
+    @property
+    def api_port(self) -> int:
+        value = self._get("api/port", "8000")
+        return int(value) if value.isdigit() and 1 <= int(value) <= 65535 else 8000
+
+    @api_port.setter
+    def api_port(self, value: int) -> None:
+        self._set("api/port", str(int(value)))
+
+    @property
+    def api_key(self) -> str:
+        return self._get("api/key", "")
+
+    @api_key.setter
+    def api_key(self, value: str) -> None:
+        self._set("api/key", value)
 
     @property
     def output_dir(self) -> Path:

@@ -260,10 +260,11 @@ class WindowActions(QObject):
         from ui.views.settings_dialog import SettingsDialog
 
         before = (self.w.settings.language, self.w.settings.device, self.w.settings.model_dir)
-        dialog = SettingsDialog(self.w.settings, self.w.dialogs, self.w)
-        self._show(dialog, lambda: self._settings_changed(before))
+        source = self.w.engine_source()
+        dialog = SettingsDialog(self.w.settings, self.w.dialogs, self.w, api=self.w.api)
+        self._show(dialog, lambda: self._settings_changed(before, source))
 
-    def _settings_changed(self, before: tuple[str, str, Path | None]) -> None:
+    def _settings_changed(self, before: tuple[str, str, Path | None], source: tuple = ()) -> None:
         from ui.theme import apply_theme
 
         app = QApplication.instance()
@@ -272,8 +273,11 @@ class WindowActions(QObject):
         self.w.apply_output_device()
         if self.w.settings.language != before[0]:
             self.w.dialogs.info(self.w, self.tr("The new language is used after you restart VoxDesk."))
+        self.w.apply_local_api()
         folder = self.w.settings.model_dir
-        if folder is not None and (folder != before[2] or self.w.settings.device != before[1]):
+        if self.w.engine_source() != source:
+            self.w.start()  # local engine <-> speech server
+        elif folder is not None and (folder != before[2] or self.w.settings.device != before[1]):
             self.w.load_model(folder)
 
     def open_log_folder(self) -> None:

@@ -33,7 +33,9 @@ def audio_device_names(kind: str) -> list[str]:
 class SettingsDialog(QDialog):
     """Edits a :class:`Settings`; writes it back on OK. Language and theme apply on accept."""
 
-    def __init__(self, settings: Settings, dialogs: Dialogs, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, settings: Settings, dialogs: Dialogs, parent: QWidget | None = None, api=None
+    ) -> None:
         super().__init__(parent)
         self.settings = settings
         self.dialogs = dialogs
@@ -78,6 +80,12 @@ class SettingsDialog(QDialog):
         form.addRow(self.tr("Speakers:"), self.output_device)
         form.addRow(self.tr("Language:"), self.language)
         form.addRow(self.tr("Theme:"), self.theme)
+        from ui.views.api_settings import EngineSourceBox, LocalApiBox
+
+        self.engine_source = EngineSourceBox(settings)
+        self.local_api = LocalApiBox(settings, api)
+        form.addRow(self.engine_source)
+        form.addRow(self.local_api)
         buttons = QDialogButtonBox(OK_CANCEL)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -123,6 +131,12 @@ class SettingsDialog(QDialog):
         self.model_dir.setText(str(folder))
 
     def accept(self) -> None:
+        problem = self.engine_source.problem()
+        if problem:
+            self.dialogs.error(self, problem)
+            return
+        self.engine_source.save(self.settings)
+        self.local_api.save(self.settings)
         s = self.settings
         if self.model_dir.text():
             s.model_dir = Path(self.model_dir.text())
