@@ -283,10 +283,23 @@ async def list_models(request: Request) -> JSONResponse:
     return JSONResponse({"object": "list", "data": data})
 
 
+def _rss_mb() -> float | None:
+    """This process's resident memory (Linux), for the soak figures."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    import os
+
+    return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
+
+
 async def health(request: Request) -> JSONResponse:
     state = _state(request)
     body: dict[str, Any] = {
         "status": "ok" if state.host is not None else "no_model",
+        "rss_mb": _rss_mb(),
         "requests_total": state.requests_total,
         "in_flight": state.in_flight,
         "errors": {str(k): v for k, v in sorted(state.errors.items())},
@@ -444,12 +457,16 @@ async def speech(request: Request) -> Response:
 
 
 async def _next_or_disconnect(events: asyncio.Queue, watcher: asyncio.Future):
-    getter = asyncio.ensure_future(events.get())
-    done, _ = await asyncio.wait({getter, watcher}, return_when=asyncio.FIRST_COMPLETED)
-    if getter in done:
-        return getter.result()
-    getter.cancel()
-    return None
+    """The request's next audio, finish or failure event; None once the client has gone."""
+    while True:
+        getter = asyncio.ensure_future(events.get())
+        done, _ = await asyncio.wait({getter, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        if getter not in done:
+            getter.cancel()
+            return None
+        event = getter.result()
+        if isinstance(event, (AudioChunk, RequestFinished, RequestFailed)):
+            return event
 
 
 class StreamFailed(Exception):
@@ -469,10 +486,10 @@ async def _stream_bytes(first, events, fmt, rate, host, handle, release) -> Asyn
             elif isinstance(event, RequestFinished):
                 finished = True
                 return
-            else:
+            elif isinstance(event, RequestFailed):
                 finished = True
                 raise StreamFailed(event.message)
-            event = await events.get()
+            event = await events.get()  # (other event kinds carry no audio)
     finally:
         if not finished:
             host.cancel(handle)

@@ -48,6 +48,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     try:
         serve_forever(state, args.host, args.port, ready)
+    except KeyboardInterrupt:  # Ctrl+C is how a server is stopped: not an error
+        print("stopped", file=sys.stderr)
     finally:
         host.close()
         engine.shutdown()
