@@ -304,6 +304,14 @@ class VoiceLibrary:
         gain = peak_dbfs - 20 * math.log10(peak)
         return self._save(replace(current, gain_db=round(gain, 4), normalised=True))
 
+    def set_preparation(self, voice: Voice, **changes: Any) -> Voice:
+        """Set trim and gain fields as given (``trim_start``, ``trim_end``, ``gain_db``,
+        ``normalised``): how app/voices/prepare.py applies and undoes its steps."""
+        allowed = {"trim_start", "trim_end", "gain_db", "normalised"}
+        if not set(changes) <= allowed:
+            raise TypeError(f"set_preparation() takes only {sorted(allowed)}")
+        return self._save(replace(self.get(voice.id), **changes))
+
     def reset_gain(self, voice: Voice) -> Voice:
         """Undo normalising."""
         return self._save(replace(self.get(voice.id), gain_db=0.0, normalised=False))
