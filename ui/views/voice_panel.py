@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import numpy as np
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from app.errors import VoxDeskError
 from app.voices.cloning import resolve_mode
 from app.voices.library import Voice, VoiceLibrary
+from app.voices.prepare import EditHistory, length_advice, normalise_loudness, trim_silence
 from ui.dialogs import Dialogs
 from ui.errors import report
 from ui.views.waveform import WaveformView
@@ -70,7 +71,13 @@ class VoicePanel(QWidget):
         self.waveform = WaveformView()
         self.play_selection = QPushButton(icon(QStyle.StandardPixmap.SP_MediaPlay), "")
         self.trim_button = QPushButton()
+        self.trim_silence_button = QPushButton()
         self.normalise_button = QPushButton()
+        self.undo_button = QPushButton(icon(QStyle.StandardPixmap.SP_ArrowBack), "")
+        self.history = EditHistory()  # undo for trim and gain (the recording itself is never changed)
+        self.length_warning = QLabel()
+        self.length_warning.setObjectName("hint")
+        self.length_warning.setWordWrap(True)
         self.transcript = QPlainTextEdit()
         self.transcript.setMaximumHeight(84)
         self.mode_hint = QLabel()
@@ -96,10 +103,15 @@ class VoicePanel(QWidget):
         form.addRow(self.name_label, self.name)
         form.addRow(self.waveform)
         edit_row = QHBoxLayout()
-        for button in (self.play_selection, self.trim_button, self.normalise_button):
+        for button in (self.play_selection, self.trim_button):
             edit_row.addWidget(button)
         form.addRow(edit_row)
+        prep_row = QHBoxLayout()
+        for button in (self.trim_silence_button, self.normalise_button, self.undo_button):
+            prep_row.addWidget(button)
+        form.addRow(prep_row)
         form.addRow(self.info)
+        form.addRow(self.length_warning)
         form.addRow(self.transcript_label)
         form.addRow(self.transcript)
         form.addRow(self.mode_hint)
@@ -127,6 +139,11 @@ class VoicePanel(QWidget):
         self.play_selection.clicked.connect(self.play_trim_selection)
         self.trim_button.clicked.connect(self.apply_trim)
         self.normalise_button.clicked.connect(self.normalise_selected)
+        self.trim_silence_button.clicked.connect(self.trim_silence_selected)
+        self.undo_button.clicked.connect(self.undo_edit)
+        undo = QShortcut(QKeySequence(QKeySequence.StandardKey.Undo), self)
+        undo.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)  # text fields keep their own
+        undo.activated.connect(self.undo_edit)
         self.name.editingFinished.connect(self._rename)
         self.transcript.textChanged.connect(self._transcript_changed)
         self.waveform.selectionChanged.connect(lambda *_: self._update_info())
@@ -142,7 +159,12 @@ class VoicePanel(QWidget):
         self.play_button.setText(self.tr("Play voice"))
         self.play_selection.setText(self.tr("Play selection"))
         self.trim_button.setText(self.tr("Trim to selection"))
-        self.normalise_button.setText(self.tr("Normalise"))
+        self.trim_silence_button.setText(self.tr("Trim silence"))
+        self.trim_silence_button.setToolTip(self.tr("Cut the silence before and after the speech"))
+        self.normalise_button.setText(self.tr("Normalise loudness"))
+        self.normalise_button.setToolTip(self.tr("Bring the speech to a standard loudness, without clipping"))
+        self.undo_button.setText(self.tr("Undo"))
+        self.undo_button.setToolTip(self.tr("Undo the last trim or loudness change (Ctrl+Z)"))
         self.name_label.setText(self.tr("Name:"))
         self.transcript_label.setText(self.tr("Transcript (the exact words spoken, optional):"))
         self.transcript.setPlaceholderText(self.tr("e.g. Hello, this is my voice."))
@@ -204,6 +226,10 @@ class VoicePanel(QWidget):
 
     def _update_info(self) -> None:
         voice = self.selected() if hasattr(self, "list") else None
+        self.undo_button.setEnabled(self.history.can_undo(voice))
+        advice = length_advice(voice) if voice is not None else ""
+        self.length_warning.setText(self.tr("⚠ {0}").format(advice) if advice else "")
+        self.length_warning.setVisible(bool(advice))
         if voice is None or self._audio is None:
             self.info.setText("")
             return
@@ -323,13 +349,32 @@ class VoicePanel(QWidget):
         start, end = self.waveform.selection()
         rate = voice.sample_rate
         stop = None if end >= len(self._audio) else end / rate
-        if self._run(lambda: self.library.trim(voice, start / rate, stop), "trimming a voice") is not None:
-            self.refresh(select_id=voice.id)
+        self._edit(lambda: self.library.trim(voice, start / rate, stop), "trimming a voice")
+
+    def trim_silence_selected(self) -> None:
+        voice = self.selected()
+        if voice is not None:
+            self._edit(lambda: trim_silence(self.library, voice), "trimming silence")
 
     def normalise_selected(self) -> None:
         voice = self.selected()
-        if voice is not None and self._run(lambda: self.library.normalise(voice), "normalising") is not None:
-            self.refresh(select_id=voice.id)
+        if voice is not None:
+            self._edit(lambda: normalise_loudness(self.library, voice), "normalising")
+
+    def _edit(self, step: Callable[[], Voice], context: str) -> None:
+        """Run one preparation step on the selected voice and remember how to undo it."""
+        before = self.selected()
+        after = self._run(step, context)
+        if before is not None and after is not None:
+            self.history.record(before, after)
+            self.refresh(select_id=after.id)
+
+    def undo_edit(self) -> None:
+        """Put the selected voice's trim and gain back as they were before the last step."""
+        voice = self.selected()
+        if voice is not None and self.history.can_undo(voice):
+            if self._run(lambda: self.history.undo(self.library, voice), "undoing") is not None:
+                self.refresh(select_id=voice.id)
 
     def play_voice(self) -> None:
         voice = self.selected()
