@@ -476,6 +476,7 @@ class MainWindow(QMainWindow):
         self.voices.flush()
         self.session.stop()
         self.session.wait_for_writes()
+        self._autosave_timer.stop()  # saved now: a late timer must not write again after closing
         self.autosave()
         self.settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
         self.playback.stop()
