@@ -109,22 +109,40 @@ def _voice(args: argparse.Namespace, encode_rate: int, v2: bool):
     return voice
 
 
+def _designed(text: str, args: argparse.Namespace) -> str:
+    """The voice design in front of the text, as the official CLI puts it."""
+    from app.models.voxcpm.prompt import design_text
+
+    control = (args.control or "").strip()
+    return design_text(control, text) if control else text
+
+
+def _spoken(text: str, args: argparse.Namespace) -> str:
+    """What the one-request loop is given, in the official ``generate``'s order: whitespace
+    collapsed, then (``--normalize``) numbers and symbols spelled out. (The engine does the same
+    itself from ``SynthRequest.normalize``.)"""
+    from app.models.voxcpm.prompt import normalize_text
+
+    text = normalize_text(_designed(text, args))
+    if args.normalize:
+        from app.text.normalize import normalize_for_speech
+
+        text = normalize_for_speech(text)
+    return text
+
+
 def _render(synth, jobs: list[Job], voice, args: argparse.Namespace) -> Iterator[tuple[Job, object]]:
     """Synthesize one text with the one-request loop."""
-    from app.models.voxcpm.prompt import design_text, normalize_text
-
     for job in jobs:
-        text = normalize_text(job.text)
-        if args.control:
-            text = design_text(args.control, text)
         result = synth.synthesize(
-            text,
+            _spoken(job.text, args),
             voice,
             seed=args.seed,
             cfg=args.cfg,
             timesteps=args.timesteps,
             min_len=args.min_len,
             max_len=args.max_len,
+            retry_badcase=not args.no_retry,
         )
         yield job, result
 
@@ -142,16 +160,13 @@ def _render_batch(jobs: list[Job], voice, args: argparse.Namespace) -> Iterator[
     import numpy as np
 
     from app.engine import Engine, EngineConfig, SynthRequest
-    from app.engine.events import AudioChunk, RequestFailed
-    from app.models.voxcpm.prompt import design_text, normalize_text
+    from app.engine.events import AudioChunk, RequestFailed, RequestRetried
 
     engine = Engine(EngineConfig(model_dir=args.model, device=args.device, max_num_seqs=min(len(jobs), 64)))
     reqs = []
     for job in jobs:
-        text = normalize_text(job.text)
-        text = design_text(args.control, text) if args.control else text
-        settings = (args.seed, args.cfg, args.timesteps, args.min_len, args.max_len)
-        reqs.append(SynthRequest(text, voice, *settings))
+        settings = (args.seed, args.cfg, args.timesteps, args.min_len, args.max_len, not args.no_retry)
+        reqs.append(SynthRequest(_designed(job.text, args), voice, *settings, normalize=args.normalize))
     ids = [engine.submit(r) for r in reqs]
     by_id = dict(zip(ids, jobs, strict=True))
     chunks: dict[int, list] = {rid: [] for rid in ids}
@@ -159,6 +174,8 @@ def _render_batch(jobs: list[Job], voice, args: argparse.Namespace) -> Iterator[
         for ev in engine.step():
             if isinstance(ev, AudioChunk):
                 chunks[ev.request_id].append(ev.samples)
+            elif isinstance(ev, RequestRetried):
+                chunks[ev.request_id] = []  # a runaway take: the next one replaces it
             elif isinstance(ev, RequestFailed):
                 raise VoxDeskError(f"Line {ids.index(ev.request_id) + 1}: {ev.message}")
             else:
@@ -261,6 +278,17 @@ def add_synth(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timesteps", type=int, default=10, help="diffusion steps per patch (default 10)")
     p.add_argument("--min-len", type=int, default=2, help="minimum patches before stopping (default 2)")
     p.add_argument("--max-len", type=int, default=4096, help="maximum patches (default 4096)")
+    p.add_argument(
+        "--no-retry",
+        action="store_true",
+        help="keep a take that runs on to 6 patches per text token instead of drawing it again "
+        "(up to 3 takes, as the official generate() does by default)",
+    )
+    p.add_argument(
+        "--normalize",
+        action="store_true",
+        help="speak numbers, dates, money, units and symbols as words (the official TextNormalizer)",
+    )
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     p.add_argument(
         "--out", required=True, help="output .wav or .flac file (a folder of .wav files with --text-file)"

@@ -232,3 +232,37 @@ def test_subprocess_error_has_no_traceback(tmp_path):
     )
     assert proc.returncode != 0
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_synth_retries_bad_cases_unless_told_not_to(tiny_v2, tmp_path, capsys):
+    """On a model that never stops every take runs to the cap: by default three takes are drawn
+    (the official retry_badcase), with --no-retry the first is kept; --text-file through the
+    engine gives the same."""
+    from tiny import set_stop_head, write_tiny_checkpoint
+
+    model = set_stop_head(write_tiny_checkpoint(tmp_path / "never"), "never")
+    synth = Synthesizer.from_dir(model, "cpu")
+    lines = tmp_path / "lines.txt"
+    lines.write_text("Hi\n", encoding="utf-8")
+    for flag, retry in (([], True), (["--no-retry"], False)):
+        base = ["synth", "--model", str(model), "--seed", "2", "--device", "cpu", "--timesteps", "2", *flag]
+        one, many = tmp_path / f"one{retry}.wav", tmp_path / f"many{retry}"
+        assert _run([*base, "--text", "Hi", "--out", str(one)], capsys)[0] == 0
+        assert _run([*base, "--text-file", str(lines), "--out", str(many)], capsys)[0] == 0
+        want = synth.synthesize("Hi", seed=2, timesteps=2, retry_badcase=retry)
+        assert want.takes == (3 if retry else 1)
+        # the one-request loop to PCM rounding; the batched engine to its usual tolerance
+        for path, tol in ((one, 1.0 / 2**15 + 1e-6), (many / "0001.wav", 1e-3)):
+            assert np.abs(sf.read(path, dtype="float32")[0] - want.audio).max() <= tol
+
+
+def test_synth_normalize_sends_the_normalized_text(tiny_v2, tmp_path, capsys):
+    from app.text.normalize import normalize_for_speech
+
+    out = tmp_path / "n.wav"
+    args = ["synth", "--model", str(tiny_v2), "--text", "It costs $5.", "--seed", "4", "--device", "cpu"]
+    assert _run([*args, "--normalize", "--out", str(out), "--min-len", "3", "--max-len", "3"], capsys)[0] == 0
+    spoken = normalize_for_speech("It costs $5.")
+    assert spoken == "It costs five dollars."
+    want = Synthesizer.from_dir(tiny_v2, "cpu").synthesize(spoken, seed=4, min_len=3, max_len=3)
+    assert np.abs(sf.read(out, dtype="float32")[0] - want.audio).max() <= 1.0 / 2**15 + 1e-6

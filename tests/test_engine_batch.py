@@ -13,7 +13,7 @@ import torch
 from tiny import tone, write_tiny_checkpoint
 
 from app.engine import Engine, EngineConfig, SynthRequest
-from app.engine.events import AudioChunk, RequestFailed, RequestFinished
+from app.engine.events import AudioChunk, RequestFailed, RequestFinished, RequestRetried
 from app.models.voxcpm.generate import Synthesizer
 from app.models.voxcpm.prompt import VoicePrompt
 
@@ -47,7 +47,7 @@ def _engine(path, **kw) -> Engine:
 
 def _run(engine: Engine, plan: list[tuple[int, SynthRequest]], cancel: dict[int, int] | None = None):
     """Submit each request at its step, step until all end. Returns per request index:
-    (audio, latents, final event)."""
+    (audio, latents, final event); a retried request's audio is its last take's."""
     latents: dict[int, np.ndarray] = {}
     finish = engine.scheduler.finish
 
@@ -73,6 +73,8 @@ def _run(engine: Engine, plan: list[tuple[int, SynthRequest]], cancel: dict[int,
             if isinstance(ev, AudioChunk):
                 assert ev.index == len(chunks.setdefault(i, []))
                 chunks[i].append(ev.samples)
+            elif isinstance(ev, RequestRetried):
+                chunks[i] = []  # drop the bad take, as every consumer must
             else:
                 final[i] = ev
         step += 1
@@ -92,6 +94,7 @@ def _alone(engine: Engine, req: SynthRequest):
         timesteps=req.inference_timesteps,
         min_len=req.min_len,
         max_len=req.max_len,
+        retry_badcase=req.retry_badcase,
     )
     return s.audio, s.latents
 

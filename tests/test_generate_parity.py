@@ -1,10 +1,11 @@
 """End-to-end parity with the official voxcpm 2.0.3 loop, every mode, both architectures.
 
-Recipe (spec section 6): fp32 tiny checkpoints, optimize=False, retry_badcase=False, the
-same seed (the official loop after ``torch.manual_seed``, ours from its own generator) and
-a forced length (min_len >= max_len). The official non-streaming output is what ``core.py``
-returns: VoxCPM2 ``generate``; for VoxCPM1 ``_generate_with_prompt_cache`` (its plain
-``generate`` does not trim the prompt context from the audio).
+Recipe (spec section 6): fp32 tiny checkpoints, optimize=False, retry_badcase=False (the
+bad-case retry has its own tests at the end, with it on), the same seed (the official loop
+after ``torch.manual_seed``, ours from its own generator) and a forced length
+(min_len >= max_len). The official non-streaming output is what ``core.py`` returns: VoxCPM2
+``generate``; for VoxCPM1 ``_generate_with_prompt_cache`` (its plain ``generate`` does not
+trim the prompt context from the audio).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 import soundfile as sf
 import torch
 from official import import_official
-from tiny import tone
+from tiny import set_stop_head, tone, write_tiny_checkpoint
 
 from app.models.voxcpm.generate import Synthesizer
 from app.models.voxcpm.prompt import VoicePrompt, design_text
@@ -55,14 +56,24 @@ def pair_v1(tiny_v1):
     return _official(tiny_v1, False), Synthesizer.from_dir(tiny_v1, "cpu")
 
 
-def _run_official(off, v2: bool, text: str, kw: dict, seed: int, min_len: int, max_len: int):
-    """Official audio, generated patches and prefill ids (captured with hooks)."""
+def _run_official(
+    off,
+    v2: bool,
+    text: str,
+    kw: dict,
+    seed: int,
+    min_len: int,
+    max_len: int,
+    retry: bool = False,
+    timesteps: int = 10,
+):
+    """Official audio, generated patches (of every take) and prefill ids (captured with hooks)."""
     patches, ids = [], []
     h1 = off.feat_decoder.register_forward_hook(lambda m, i, o: patches.append(o.transpose(1, 2)[0].clone()))
     h2 = off.base_lm.embed_tokens.register_forward_hook(lambda m, i, o: ids.append(i[0][0].tolist()))
     try:
         torch.manual_seed(seed)
-        opts = dict(min_len=min_len, max_len=max_len, retry_badcase=False)
+        opts = dict(min_len=min_len, max_len=max_len, retry_badcase=retry, inference_timesteps=timesteps)
         if v2 or "prompt_wav_path" not in kw:
             audio = off.generate(target_text=text, **opts, **kw)
         else:
@@ -96,7 +107,7 @@ def _modes(files):
 
 def _compare(off, ours: Synthesizer, v2, text, kw, voice, seed=7, min_len=9, max_len=9):
     audio, patches, ids = _run_official(off, v2, text, kw, seed, min_len, max_len)
-    result = ours.synthesize(text, voice, seed=seed, min_len=min_len, max_len=max_len)
+    result = ours.synthesize(text, voice, seed=seed, min_len=min_len, max_len=max_len, retry_badcase=False)
     assert result.token_ids == ids
     assert result.latents.shape == patches.shape
     assert np.abs(result.latents - patches).max() <= LATENT_TOL
@@ -131,7 +142,7 @@ def test_natural_stop_and_length_cap_match_official(pair_v1, pair_v2, which):
     off, ours = pair_v2 if which == "v2" else pair_v1
     # The stop head decides (min_len 2); then a short text where 6*tokens+10 caps the length.
     _compare(off, ours, which == "v2", TEXT, {}, None, seed=3, min_len=2, max_len=60)
-    short = ours.synthesize("Hi", None, seed=5, min_len=100, max_len=100)
+    short = ours.synthesize("Hi", None, seed=5, min_len=100, max_len=100, retry_badcase=False)
     assert short.n_patches == 6 * len(ours.tokenizer("Hi")) + 10
     _compare(off, ours, which == "v2", "Hi", {}, None, seed=5, min_len=100, max_len=100)
 
@@ -157,3 +168,60 @@ def test_stream_yields_each_patch_as_it_is_made(pair_v2):
     assert first.dtype == np.float32 and len(first) == ours.model.samples_per_patch
     rest = list(stream)
     np.testing.assert_array_equal(np.concatenate([first, *rest]), whole.audio)
+
+
+# ---- the official bad-case retry (retry_badcase=True, the official default) -----------------
+@pytest.fixture(scope="module")
+def stop_pairs(tmp_path_factory):
+    """(official, ours) on tiny checkpoints whose stop head never / always fires."""
+    pairs = {}
+    for arch in ("voxcpm2", "voxcpm"):
+        for stop in ("never", "always"):
+            path = write_tiny_checkpoint(tmp_path_factory.mktemp(f"{arch}-{stop}"), arch)
+            set_stop_head(path, stop)
+            v2 = arch == "voxcpm2"
+            pairs[v2, stop] = (_official(path, v2), Synthesizer.from_dir(path, "cpu"))
+    return pairs
+
+
+def _compare_retry(off, ours, v2, text, kw, voice, seed, min_len, max_len=4096):
+    """Official ``retry_badcase=True`` against ours with its retry on: the take kept and the
+    patches drawn over all takes (so the noise went on from the same generator). Three solver
+    steps a patch keep these long runs quick."""
+    audio, patches, ids = _run_official(off, v2, text, kw, seed, min_len, max_len, retry=True, timesteps=3)
+    result = ours.synthesize(text, voice, seed=seed, timesteps=3, min_len=min_len, max_len=max_len)
+    assert result.token_ids == ids
+    assert len(patches) == result.takes * result.n_patches  # every take of one length here
+    kept = patches[-result.n_patches :]
+    assert np.abs(result.latents - kept).max() <= LATENT_TOL
+    assert result.audio.shape == audio.shape
+    assert np.abs(result.audio - audio).max() <= WAVE_TOL
+    return result
+
+
+@pytest.mark.parametrize("mode", ["zero-shot", "continuation", "reference"])
+@pytest.mark.parametrize("v2", [True, False], ids=["v2", "v1"])
+def test_retry_runs_three_capped_takes_like_official(stop_pairs, audio_files, v2, mode):
+    if mode == "reference" and not v2:
+        pytest.skip("reference audio is VoxCPM2 only")
+    off, ours = stop_pairs[v2, "never"]
+    kw, voice = _modes(audio_files)[mode]
+    result = _compare_retry(off, ours, v2, "Hi", kw, voice, seed=5, min_len=2)
+    assert result.takes == 3
+    assert result.n_patches == 6 * len(ours.tokenizer("Hi")) + 10
+    # the third take differs from the first: the generator went on instead of starting again
+    first = ours.synthesize("Hi", voice, seed=5, timesteps=3, retry_badcase=False)
+    assert np.abs(first.latents - result.latents).max() > 1e-3
+
+
+@pytest.mark.parametrize("v2", [True, False], ids=["v2", "v1"])
+@pytest.mark.parametrize("over", [-1, 0])
+def test_bad_case_threshold_matches_official(stop_pairs, audio_files, v2, over):
+    """A take of exactly 6 patches per token is a bad case, one patch less is not. VoxCPM1
+    counts its two prompt-context patches too (continuation), as its ``pred_audio_feat`` does."""
+    off, ours = stop_pairs[v2, "always"]  # a take is min_len + 2 patches long
+    kw, voice = _modes(audio_files)["continuation"]
+    n = 6 * len(ours.tokenizer("Hi")) - (0 if v2 else 2) + over
+    result = _compare_retry(off, ours, v2, "Hi", kw, voice, seed=9, min_len=n - 2)
+    assert result.n_patches == n
+    assert result.takes == (3 if over == 0 else 1)

@@ -30,6 +30,26 @@ def write_tiny_checkpoint(
     return write_checkpoint(directory, ARCH_PRESETS[arch], seed=seed, dtype=dtype)
 
 
+def set_stop_head(model_dir: str | Path, stop: str) -> Path:
+    """Rewrite the stop head of a written checkpoint so it never (``"never"``) or always
+    (``"always"``: the first step past ``min_len``) votes to stop; every take then has a known
+    length, which is what the bad-case retry tests need."""
+    from safetensors.torch import load_file, save_file
+
+    path = Path(model_dir) / "model.safetensors"
+    weights = load_file(str(path))
+    proj_w, proj_b, head = weights["stop_proj.weight"], weights["stop_proj.bias"], weights["stop_head.weight"]
+    head.zero_()  # logits tie at 0: argmax picks "go on"
+    if stop == "always":
+        proj_w.zero_()
+        proj_b.fill_(1.0)  # silu(1) > 0 in every unit, so logit 1 > logit 0
+        head[1] = 1.0
+    elif stop != "never":
+        raise ValueError(stop)
+    save_file(weights, str(path), metadata={"format": "pt"})
+    return Path(model_dir)
+
+
 def tone(n_samples: int, sample_rate: int = 16000, freq: float = 220.0, seed: int = 0) -> np.ndarray:
     """A float32 test signal: a sine plus a little noise (never silent)."""
     t = np.arange(n_samples) / sample_rate

@@ -73,6 +73,7 @@ class EngineHost(QObject):
     chunk = Signal(int, object)  # tag, float32 samples
     finished = Signal(int, object)  # tag, RequestFinished
     failed = Signal(int, str)  # tag, message
+    retried = Signal(int, int)  # tag, take now starting: drop the audio received for it so far
     latentsEncoded = Signal(str, str, object)  # voice key, role, float32 [n, P, D]
     # the Qt-free host over the loaded engine (the Local API serves through it) and its model,
     # or (None, None) when no local engine is loaded
@@ -277,7 +278,7 @@ class EngineHost(QObject):
         return self._timer
 
     def _step(self) -> None:
-        from app.engine.events import AudioChunk, RequestFailed, RequestFinished
+        from app.engine.events import AudioChunk, RequestFailed, RequestFinished, RequestRetried
 
         if self._engine is None:
             self._maybe_idle()
@@ -303,6 +304,8 @@ class EngineHost(QObject):
             elif isinstance(event, RequestFailed):
                 del self._tags[event.request_id]
                 self.failed.emit(tag, event.message)
+            elif isinstance(event, RequestRetried):
+                self.retried.emit(tag, event.attempt)
         self._maybe_idle()
 
     def _maybe_idle(self) -> None:

@@ -245,6 +245,7 @@ class MainWindow(QMainWindow):
             seconds=seg.seconds,
             message=seg.message,
             custom=job.key in self.project.overrides,
+            takes=seg.takes,
         )
 
     def _segment_changed(self, index: int) -> None:

@@ -65,6 +65,11 @@ class Playback(QObject):
         if self.playlist is not None:
             self.playlist.fail(key)
 
+    def restart(self, key: str) -> None:
+        """The segment's take is drawn again: stop hearing it; its new take plays from its start."""
+        if self.playlist is not None:
+            self.playlist.restart(key)
+
     def play_clip(self, samples: np.ndarray, sample_rate: int) -> None:
         """Play one piece of audio (a voice, a selection, a finished segment)."""
         self._available = True  # the user asked for sound explicitly: report a failure again

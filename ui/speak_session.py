@@ -41,6 +41,7 @@ class SegmentAudio:
     seed: int | None = None
     message: str = ""
     tag: int | None = None
+    takes: int = 1  # 2 or 3: the engine drew the segment again after a runaway (bad-case) take
 
     def samples(self) -> np.ndarray:
         if self.chunks:
@@ -92,6 +93,7 @@ class SpeakSession(QObject):
         host.chunk.connect(self._on_chunk)
         host.finished.connect(self._on_finished)
         host.failed.connect(self._on_failed)
+        host.retried.connect(self._on_retried)
 
     # --- script -----------------------------------------------------------------------------
     def reset(self, project: Project) -> None:
@@ -171,6 +173,7 @@ class SpeakSession(QObject):
                 self.client.cancel([seg.tag])
             seg.tag = next(_tags)
             seg.status, seg.chunks, seg.message, seg.file, seg.seconds = "queued", [], "", None, None
+            seg.takes = 1
             self._by_tag[seg.tag] = index
             self._progress.add(seg.tag, seg.job.text)
             try:
@@ -221,6 +224,17 @@ class SpeakSession(QObject):
         seg.seconds = sum(len(c) for c in seg.chunks) / max(1, self.sample_rate)
         self.playback.add(seg.job.key, samples)
         self._progress.audio(tag, len(samples) / max(1, self.sample_rate))
+        self._touch(index)
+
+    def _on_retried(self, tag: int, take: int) -> None:
+        """The take streamed so far ran away (6 patches per token) and is being drawn again:
+        its audio is dropped from the segment and from playback, which resumes with the new take."""
+        index = self._by_tag.get(tag)
+        if index is None:
+            return
+        seg = self.segments[index]
+        seg.chunks, seg.seconds, seg.takes = [], 0.0, take
+        self.playback.restart(seg.job.key)
         self._touch(index)
 
     def _on_finished(self, tag: int, event: Any) -> None:

@@ -64,6 +64,16 @@ class AudioSink:
         """Samples of written audio played so far (silence from underruns not counted)."""
         return 0 if self._ring is None else self._ring.total_read
 
+    @property
+    def written(self) -> int:
+        """Samples written since :meth:`start` (played or not)."""
+        return 0 if self._ring is None else self._ring.total_written
+
+    def unwrite(self, position: int) -> int:
+        """Drop what is buffered from stream sample ``position`` on (what already played stays
+        played); returns the position the next write starts at."""
+        return 0 if self._ring is None else self._ring.unwrite(position)
+
     def end_of_stream(self) -> None:
         """No more audio is coming for now: running dry is no longer an underrun."""
         self._expect_more = False
@@ -240,6 +250,29 @@ class Playlist:
     def fail(self, key: str) -> None:
         """Segment ``key`` failed: play what arrived of it and move on."""
         self.finish(key)
+
+    def restart(self, key: str) -> None:
+        """Segment ``key`` starts over (its take was drawn again): what arrived of it is dropped,
+        and if it is being heard it stops now; the new take plays from where the segment began
+        (or from the current position, when the old take was already partly heard)."""
+        if key not in self._held or key in self._finished:
+            return
+        self._held[key].clear()
+        if not self._is_current(key):
+            return
+        start = self._spans[key][0]
+        handed = self.sink.written  # stream position where the outbox begins
+        keep = max(0, start - handed)
+        kept: deque[np.ndarray] = deque()
+        for chunk in self._outbox:
+            if keep <= 0:
+                break
+            kept.append(chunk[:keep])
+            keep -= len(kept[-1])
+        self._outbox = kept
+        resume = self.sink.unwrite(start) if handed > start else start
+        self._released = resume
+        self._spans[key] = [resume, resume]
 
     def _is_current(self, key: str) -> bool:
         return self._current < len(self._order) and self._order[self._current] == key

@@ -24,7 +24,7 @@ class RingBuffer:
     @property
     def available(self) -> int:
         """Samples waiting to be read."""
-        return self._written - self._read
+        return max(0, self._written - self._read)
 
     @property
     def free(self) -> int:
@@ -35,8 +35,13 @@ class RingBuffer:
     def total_read(self) -> int:
         return self._read
 
+    @property
+    def total_written(self) -> int:
+        return self._written
+
     def write(self, samples: np.ndarray) -> int:
         """Copy as many samples as fit; returns how many were taken (never blocks)."""
+        self._written = max(self._written, self._read)  # after an unwrite the reader went past
         n = min(len(samples), self.free)
         if n <= 0:
             return 0
@@ -58,6 +63,13 @@ class RingBuffer:
         out[first:n] = self._data[: n - first]
         self._read += n
         return n
+
+    def unwrite(self, total: int) -> int:
+        """Producer side: take back what was written past stream position ``total`` and not read
+        yet; returns where the next write lands (``total``, or the reader's position when it has
+        already played past it)."""
+        self._written = max(min(self._written, total), self._read)
+        return self._written
 
     def clear(self) -> None:
         """Drop everything (only when the other side is stopped)."""

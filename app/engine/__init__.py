@@ -2,7 +2,15 @@
 
 from app.engine.config import EngineConfig
 from app.engine.engine import Engine
-from app.engine.events import AudioChunk, RequestFailed, RequestFinished
+from app.engine.events import AudioChunk, RequestFailed, RequestFinished, RequestRetried
 from app.engine.request import SynthRequest
 
-__all__ = ["AudioChunk", "Engine", "EngineConfig", "RequestFailed", "RequestFinished", "SynthRequest"]
+__all__ = [
+    "AudioChunk",
+    "Engine",
+    "EngineConfig",
+    "RequestFailed",
+    "RequestFinished",
+    "RequestRetried",
+    "SynthRequest",
+]

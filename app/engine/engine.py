@@ -2,8 +2,10 @@
 
 One step admits what fits (prefill), then decodes one patch for every running request and
 returns the events: an :class:`AudioChunk` per request per step, then :class:`RequestFinished`,
-or :class:`RequestFailed` with one plain-language line. A request that cannot be prepared, that
-fails in prefill on its own, or whose patch comes out non-finite fails alone; the others go on.
+or :class:`RequestFailed` with one plain-language line. A take that reaches the official
+bad-case length is drawn again from its prompt (:class:`RequestRetried`), up to three takes.
+A request that cannot be prepared, that fails in prefill on its own, or whose patch comes out
+non-finite fails alone; the others go on.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import torch
 from app.engine.attention import PagedKVCache, pick_backend
 from app.engine.block_manager import BlockManager
 from app.engine.config import EngineConfig
-from app.engine.events import AudioChunk, Event, RequestFailed, RequestFinished
+from app.engine.events import AudioChunk, Event, RequestFailed, RequestFinished, RequestRetried
 from app.engine.model_runner import ModelRunner
 from app.engine.request import SynthRequest
 from app.engine.scheduler import Scheduler
@@ -30,7 +32,13 @@ from app.engine.sequence import Sequence
 from app.engine.voice_cache import VoiceCache
 from app.errors import VoxDeskError
 from app.models.voxcpm.model import VoxCPM
-from app.models.voxcpm.prompt import model_prefill, normalize_text, patch_budget
+from app.models.voxcpm.prompt import (
+    RETRY_TAKES,
+    bad_case_length,
+    model_prefill,
+    normalize_text,
+    patch_budget,
+)
 from app.models.voxcpm.tokenizer import TextTokenizer
 from app.models.voxcpm.weights import load_model, resolve_device
 
@@ -192,12 +200,19 @@ class Engine:
         request.check()
         m = self.model
         voice = self.voices.resolve(request.voice)
-        pre = model_prefill(m, self.tokenizer, normalize_text(request.text), voice)
+        text = normalize_text(request.text)
+        if request.normalize:  # after the whitespace, as official generate(normalize=True) does
+            from app.text.normalize import normalize_for_speech
+
+            text = normalize_for_speech(text)
+        pre = model_prefill(m, self.tokenizer, text, voice)
         n_max = patch_budget(pre, request.max_len, self.max_model_len)
         feats = pre.feats.numpy()
         patches = [feats[i] if a else None for i, a in enumerate(pre.audio_mask.tolist())]
         seed = secrets.randbelow(2**31) if request.seed is None else request.seed
         seq = Sequence(request, pre.ids.tolist(), patches, n_max, seed, self.config.block_size, rid)
+        if request.retry_badcase:
+            seq.bad_case_at = bad_case_length(pre)
         seq.generator = torch.Generator(self.device).manual_seed(seed)
         # continuation: the streaming decoder starts from the prompt's last patches, which go
         # through the model dtype as in the official loop
@@ -249,6 +264,11 @@ class Engine:
             seq.t_first = seq.t_first or now
             k = seq.num_generated - 1
             if (k > seq.request.min_len and out.stop[i]) or seq.num_generated >= seq.max_patches:
+                if seq.num_generated >= seq.bad_case_at and seq.take < RETRY_TAKES:
+                    # drawn again from the prompt; its generator goes on, as the official one does
+                    self.scheduler.restart(seq)
+                    events.append(RequestRetried(seq.id, seq.take))
+                    continue
                 events.append(RequestFinished(seq.id, seq.num_generated, seq.seed, self._stats(seq, now)))
                 self.scheduler.finish(seq)
 
@@ -268,4 +288,5 @@ class Engine:
             "rtf": wall / audio_s if audio_s else 0.0,
             "prefill_tokens": float(seq.prefill_tokens),
             "cached_tokens": float(seq.num_cached_tokens),
+            "takes": float(seq.take),
         }

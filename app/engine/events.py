@@ -32,6 +32,16 @@ class RequestFinished:
 
 
 @dataclass(frozen=True)
+class RequestRetried:
+    """The take streamed so far was a bad case (the official ``retry_badcase``: it reached
+    6 patches per text token) and is being drawn again: drop the audio received for this
+    request; chunks start again at index 0. ``attempt`` is the take now starting (2 or 3)."""
+
+    request_id: int
+    attempt: int
+
+
+@dataclass(frozen=True)
 class RequestFailed:
     """The request was dropped; ``message`` is one plain-language line for the user."""
 
@@ -39,4 +49,4 @@ class RequestFailed:
     message: str
 
 
-Event = AudioChunk | RequestFinished | RequestFailed
+Event = AudioChunk | RequestFinished | RequestFailed | RequestRetried

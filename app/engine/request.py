@@ -21,6 +21,8 @@ class SynthRequest:
     inference_timesteps: int = 10
     min_len: int = 2
     max_len: int = 4096  # patches; the official cap 6*len(tokens)+10 also applies
+    retry_badcase: bool = True  # the official retry: a take of 6 patches per token is drawn again
+    normalize: bool = False  # numbers, dates, money... spelled out (app/text/normalize.py) first
 
     def check(self) -> None:
         """Raise :class:`VoxDeskError` for settings no model can honour."""

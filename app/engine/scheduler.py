@@ -5,6 +5,7 @@ so they join requests already decoding. When the KV blocks run out during decode
 running request is preempted: its blocks are freed and it goes back to the head of the queue,
 to be recomputed from its content (prompt plus the patches it already made) when memory allows.
 A preempted request keeps its streaming-decoder slot, so its audio continues seamlessly.
+A request restarted for a bad-case retry goes back the same way, without its generated patches.
 """
 
 from __future__ import annotations
@@ -86,6 +87,16 @@ class Scheduler:
         seq.status = Status.WAITING
         self.waiting.appendleft(seq)
         self.num_preempted += 1
+
+    def restart(self, seq: Sequence) -> None:
+        """Start ``seq`` over from its prompt (a bad-case retry): its blocks are freed, and it is
+        prefilled again, first in the queue, reusing its prompt's blocks from the prefix cache
+        while they are not handed out. It keeps its stream slot (the runner resets it)."""
+        self.running.remove(seq)
+        self.blocks.deallocate(seq)
+        seq.restart()
+        seq.status = Status.WAITING
+        self.waiting.appendleft(seq)
 
     def finish(self, seq: Sequence) -> None:
         """Drop ``seq`` wherever it is and return its blocks and stream slot."""

@@ -54,6 +54,8 @@ class Sequence:
         self.patches = list(patches)
         self.num_prompt = len(ids)
         self.max_patches = max_patches
+        self.bad_case_at = max_patches + 1  # patches from which a take is drawn again (see engine)
+        self.take = 1
         self.seed = seed
         self.block_size = block_size
         self.status = Status.WAITING
@@ -87,6 +89,14 @@ class Sequence:
         """Record a generated patch as a new audio position."""
         self.ids.append(0)
         self.patches.append(patch)
+
+    def restart(self) -> None:
+        """Drop the generated patches: the next take starts again from the prefill positions.
+        Hashes of blocks that lie wholly in the prompt stay valid (they depend on it alone)."""
+        del self.ids[self.num_prompt :], self.patches[self.num_prompt :]
+        del self._block_keys[self.num_prompt // self.block_size :]
+        self.take += 1
+        self.n_chunks = 0
 
     def block_hash(self, i: int) -> bytes:
         """Chained content hash of full block ``i`` (ids, audio flags and patch bytes, in order).

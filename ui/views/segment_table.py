@@ -20,6 +20,7 @@ class SegmentRow:
     seconds: float | None = None
     message: str = ""
     custom: bool = False  # has its own settings
+    takes: int = 1  # > 1: a runaway take was drawn again (the official bad-case retry)
 
 
 class SegmentTable(QTableWidget):
@@ -74,6 +75,10 @@ class SegmentTable(QTableWidget):
             self._fill(index, row)
 
     def status_text(self, row: SegmentRow) -> str:
+        text = self._status_word(row)
+        return self.tr("{0} · take {1}").format(text, row.takes) if row.takes > 1 and text else text
+
+    def _status_word(self, row: SegmentRow) -> str:
         return {
             "": "",
             "queued": self.tr("Queued"),
@@ -95,7 +100,8 @@ class SegmentTable(QTableWidget):
             if col == 2:
                 item.setToolTip(row.text)
             if col == 3:
-                item.setToolTip(row.message)
+                retried = self.tr("Drawn again: an earlier take ran on far longer than its text.")
+                item.setToolTip("\n".join(t for t in (row.message, retried if row.takes > 1 else "") if t))
             if col in (0, 4):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 

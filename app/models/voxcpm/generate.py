@@ -11,7 +11,7 @@ official non-streaming waveform.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +21,14 @@ import torch.nn.functional as F
 
 from app.errors import VoxDeskError
 from app.models.voxcpm.model import VoxCPM
-from app.models.voxcpm.prompt import Prefill, VoicePrompt, model_prefill, patch_budget
+from app.models.voxcpm.prompt import (
+    RETRY_TAKES,
+    Prefill,
+    VoicePrompt,
+    bad_case_length,
+    model_prefill,
+    patch_budget,
+)
 from app.models.voxcpm.settings import check_settings
 from app.models.voxcpm.streaming_vae import StreamingDecoder
 from app.models.voxcpm.tokenizer import TextTokenizer
@@ -67,7 +74,7 @@ class DenseKV:
 
 @dataclass
 class Synthesis:
-    """What one request produced (``latents``: the generated patches ``[n, P, D]``)."""
+    """What one request produced (``latents``: the generated patches ``[n, P, D]`` of the take kept)."""
 
     audio: np.ndarray
     sample_rate: int
@@ -75,6 +82,7 @@ class Synthesis:
     token_ids: list[int]
     seed: int
     chunks: list[np.ndarray] = field(default_factory=list, repr=False)
+    takes: int = 1  # 2 or 3 when bad takes were drawn again
 
     @property
     def n_patches(self) -> int:
@@ -114,17 +122,24 @@ class Synthesizer:
         min_len: int = 2,
         max_len: int = 4096,
         latents: list[torch.Tensor] | None = None,
+        retry_badcase: bool = True,
+        on_retry: Callable[[int], None] | None = None,
     ) -> Iterator[np.ndarray]:
         """Yield one float32 chunk (``samples_per_patch`` samples) per generated patch
         (except ``prefill.skip_chunks`` leading ones, a VoxCPM1 quirk kept for parity).
 
-        Stops after patch ``i`` when ``i > min_len`` and the stop head says so, or after
-        ``min(6*target_tokens + 10, max_len)`` patches. Generated patches are appended to
-        ``latents`` when given.
+        A take stops after patch ``i`` when ``i > min_len`` and the stop head says so, or after
+        ``min(6*target_tokens + 10, max_len)`` patches. With ``retry_badcase`` (the official
+        default) a take of :func:`bad_case_length` patches or more is drawn again, up to
+        ``RETRY_TAKES`` takes (the last is kept whatever its length), the noise continuing from
+        the same generator as the official loop's global one does. ``on_retry(take)`` is called
+        before the first chunk of take 2, 3: the caller drops what it has of the previous take.
+        Generated patches of the current take are in ``latents`` when given.
         """
         m, dev, dtype = self.model, self.model.device, self.model.dtype
         limit = min(m.cfg.max_length, m.cfg.lm.max_position_embeddings)
         n_max = patch_budget(prefill, max_len, limit)
+        bad_at = bad_case_length(prefill) if retry_badcase else n_max + 1
         base_kv = DenseKV(m.base_lm, 1, prefill.length + n_max)
         res_kv = DenseKV(m.residual_lm, 1, prefill.length + n_max)
         feats = prefill.feats.to(dev, dtype).unsqueeze(0)
@@ -132,28 +147,39 @@ class Synthesizer:
         embeds, feat_embed = m.embed_prefill(prefill.ids.to(dev).unsqueeze(0), feats, tm, am)
         positions = torch.arange(prefill.length, device=dev).unsqueeze(0)
         lm_seq, res_seq = m.prefill(embeds, feat_embed, tm, am, positions, base_kv, res_kv)
-        lm_h, res_h = lm_seq[:, -1], res_seq[:, -1]
-        cond = feats[:, -1]
         gen = torch.Generator(dev).manual_seed(seed)
         guidance = torch.full((1,), float(cfg), device=dev)
-        self.decoder.reset(0)
         # Context patches go through the model dtype, as in the official loop.
-        ctx = prefill.context.to(dtype).float()
-        self.decoder.warm(0, ctx.reshape(-1, m.feat_dim).T.to(dev))
-        for i in range(n_max):
-            noise = torch.randn((1, m.feat_dim, m.patch_size), generator=gen, dtype=dtype, device=dev)
-            patch = m.sample_patch(m.dit_condition(lm_h, res_h), cond, noise, guidance, timesteps)
-            if latents is not None:
-                latents.append(patch[0].float().cpu())
-            audio = self.decoder.decode(patch.float().transpose(1, 2), [0])
-            if i >= prefill.skip_chunks:
-                yield audio[0].cpu().numpy().astype(np.float32)
-            if i > min_len and bool(m.stop_flags(lm_h)[0]):
-                break
-            if i + 1 < n_max:
-                pos = torch.full((1,), prefill.length + i, device=dev)
-                lm_h, res_h = m.decode_step(patch, pos, base_kv, res_kv)
-                cond = patch
+        ctx = prefill.context.to(dtype).float().reshape(-1, m.feat_dim).T.to(dev)
+        for take in range(1, RETRY_TAKES + 1):
+            if take > 1:
+                # the prefill's KV stays: the new take overwrites the generated positions
+                base_kv.length = res_kv.length = prefill.length
+                if latents is not None:
+                    latents.clear()
+                if on_retry is not None:
+                    on_retry(take)
+            lm_h, res_h, cond = lm_seq[:, -1], res_seq[:, -1], feats[:, -1]
+            self.decoder.reset(0)
+            self.decoder.warm(0, ctx)
+            n = 0
+            for i in range(n_max):
+                noise = torch.randn((1, m.feat_dim, m.patch_size), generator=gen, dtype=dtype, device=dev)
+                patch = m.sample_patch(m.dit_condition(lm_h, res_h), cond, noise, guidance, timesteps)
+                n += 1
+                if latents is not None:
+                    latents.append(patch[0].float().cpu())
+                audio = self.decoder.decode(patch.float().transpose(1, 2), [0])
+                if i >= prefill.skip_chunks:
+                    yield audio[0].cpu().numpy().astype(np.float32)
+                if i > min_len and bool(m.stop_flags(lm_h)[0]):
+                    break
+                if i + 1 < n_max:
+                    pos = torch.full((1,), prefill.length + i, device=dev)
+                    lm_h, res_h = m.decode_step(patch, pos, base_kv, res_kv)
+                    cond = patch
+            if n < bad_at:
+                return
 
     def synthesize(
         self,
@@ -165,23 +191,26 @@ class Synthesizer:
         timesteps: int = 10,
         min_len: int = 2,
         max_len: int = 4096,
+        retry_badcase: bool = True,
     ) -> Synthesis:
-        """Run one request to the end (text already normalized)."""
+        """Run one request to the end (text already normalized); a bad take is drawn again
+        (see :meth:`stream`) unless ``retry_badcase`` is off."""
         check_settings(cfg=cfg, timesteps=timesteps, min_len=min_len, max_len=max_len, seed=seed)
         seed = secrets.randbelow(2**31) if seed is None else seed
         prefill = self.prefill_for(text, voice)
         lat: list[torch.Tensor] = []
-        chunks = list(
-            self.stream(
-                prefill,
-                seed=seed,
-                cfg=cfg,
-                timesteps=timesteps,
-                min_len=min_len,
-                max_len=max_len,
-                latents=lat,
-            )
-        )
+        chunks: list[np.ndarray] = []
+        takes = [1]
+
+        def restart(take: int) -> None:
+            chunks.clear()
+            takes.append(take)
+
+        settings = dict(cfg=cfg, timesteps=timesteps, min_len=min_len, max_len=max_len)
+        for chunk in self.stream(
+            prefill, seed=seed, **settings, latents=lat, retry_badcase=retry_badcase, on_retry=restart
+        ):
+            chunks.append(chunk)
         return Synthesis(
             audio=np.concatenate(chunks) if chunks else np.zeros(0, np.float32),
             sample_rate=self.sample_rate,
@@ -189,4 +218,5 @@ class Synthesizer:
             token_ids=prefill.ids.tolist(),
             seed=seed,
             chunks=chunks,
+            takes=takes[-1],
         )

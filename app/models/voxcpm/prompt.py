@@ -15,6 +15,7 @@ right (as the official code does). Text positions carry zero patches; audio posi
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ from app.models.voxcpm.model import AUDIO_START, REF_END, REF_START, VoxCPM
 from app.models.voxcpm.tokenizer import TextTokenizer
 
 LENGTH_RATIO = 6.0  # official cap: 6 patches per target token, plus 10
+RETRY_TAKES = 3  # the official retry_badcase_max_times: takes drawn at most, the last one kept
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class Prefill:
     target_tokens: int
     context: torch.Tensor  # [c, P, D]: prompt patches that warm the streaming VAE decoder
     skip_chunks: int = 0  # leading generated chunks the official output leaves out (see below)
+    counted_context: int = 0  # context patches the official bad-case test counts as generated (v1)
 
     @property
     def length(self) -> int:
@@ -78,6 +81,16 @@ def design_text(control: str, text: str) -> str:
 def max_patches(target_tokens: int, max_len: int) -> int:
     """The official length cap, applied even without retries."""
     return min(int(target_tokens * LENGTH_RATIO + 10), max_len)
+
+
+def bad_case_length(prefill: Prefill) -> int:
+    """Generated patches from which a take is a bad case, to be drawn again (the official
+    ``retry_badcase``: ``len(pred_audio_feat) >= ratio * len(tokenize(target_text))``).
+
+    VoxCPM1's ``pred_audio_feat`` includes the prompt-context patches it decodes with, so they
+    count there; VoxCPM2 counts only the generated ones.
+    """
+    return math.ceil(prefill.target_tokens * LENGTH_RATIO) - prefill.counted_context
 
 
 def patch_budget(prefill: Prefill, max_len: int, context: int) -> int:
@@ -190,7 +203,7 @@ def build_prefill(
     feats = torch.cat(audio)
     audio_mask = torch.tensor(is_audio, dtype=torch.int32)
     context = torch.zeros(0, patch_size, feat_dim)
-    skip = 0
+    skip = counted = 0
     if is_audio[-1]:
         # The official loop keeps the last (prefix_len - 1) audio patches as decoding context:
         # prefix_len is 4 for VoxCPM2 and 3 for VoxCPM1.
@@ -199,6 +212,7 @@ def build_prefill(
         # VoxCPM1 always trims two patches of audio, so a one-patch prompt costs the first
         # generated patch its audio; we do the same to keep the output identical.
         skip = 0 if v2 else 2 - n
+        counted = 0 if v2 else n
     return Prefill(
         ids=torch.tensor(ids, dtype=torch.long),
         feats=feats,
@@ -207,4 +221,5 @@ def build_prefill(
         target_tokens=len(tokenizer(text)),
         context=context,
         skip_chunks=skip,
+        counted_context=counted,
     )
