@@ -25,7 +25,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from app.engine.events import AudioChunk, RequestFailed, RequestFinished
+from app.engine.events import AudioChunk, RequestFailed, RequestFinished, RequestRetried
 from app.engine.host import EngineHost
 from app.engine.request import SynthRequest
 from app.errors import VoxDeskError
@@ -362,9 +362,6 @@ def _synth_request(state: ServerState, model: ServedModel, p: SpeechParams, loop
     if p.model is not None and p.model not in (model.name, *OPENAI_MODEL_ALIASES):
         raise ApiError(404, f"The model {p.model!r} is not served here; this server has {model.name!r}.",
                        param="model", code="model_not_found")  # fmt: skip
-    if p.normalize:
-        raise ApiError(400, "Text normalization ('normalize') is not available in this VoxDesk version.",
-                       param="normalize", code="unsupported")  # fmt: skip
     text = normalize_text(p.input)
     if p.instructions and p.instructions.strip():
         if model.architecture != "voxcpm2":
@@ -372,8 +369,11 @@ def _synth_request(state: ServerState, model: ServedModel, p: SpeechParams, loop
         text = design_text(p.instructions.strip(), text)
     prompt, store = _voice_prompt(state, model, p, loop)
     seed = p.seed if p.seed is not None else secrets.randbelow(2**31)
+    # A streamed body cannot take back a runaway take, so streams keep their first take, as the
+    # official package does (it turns retry_badcase off when streaming); whole files retry.
     request = SynthRequest(text, prompt, seed, p.cfg_value, p.inference_timesteps,
-                           min(p.min_new_tokens, p.max_new_tokens), p.max_new_tokens)  # fmt: skip
+                           min(p.min_new_tokens, p.max_new_tokens), p.max_new_tokens,
+                           retry_badcase=p.stream is None, normalize=p.normalize)  # fmt: skip
     try:
         request.check()
     except VoxDeskError as exc:
@@ -437,7 +437,9 @@ async def speech(request: Request) -> Response:
             release()
             if isinstance(chunks[-1], RequestFailed):
                 raise _failure(chunks[-1])
-            audio = [c.samples for c in chunks if isinstance(c, AudioChunk)]
+            retried = [i for i, c in enumerate(chunks) if isinstance(c, RequestRetried)]
+            kept = chunks[retried[-1] + 1 :] if retried else chunks  # the last take only
+            audio = [c.samples for c in kept if isinstance(c, AudioChunk)]
             samples = np.concatenate(audio) if audio else np.zeros(0, np.float32)
             body = await asyncio.to_thread(formats.encode_whole, samples, model.sample_rate,
                                            params.response_format)  # fmt: skip
@@ -465,7 +467,7 @@ async def _next_or_disconnect(events: asyncio.Queue, watcher: asyncio.Future):
             getter.cancel()
             return None
         event = getter.result()
-        if isinstance(event, (AudioChunk, RequestFinished, RequestFailed)):
+        if isinstance(event, (AudioChunk, RequestFinished, RequestFailed, RequestRetried)):
             return event
 
 
