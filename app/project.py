@@ -49,6 +49,7 @@ class ScriptSettings:
     default_voice: str | None = None  # voice name for untagged lines; None: the model's own voice
     gap_seconds: float = 0.3  # silence between segments when playing and exporting
     max_chars: int = DEFAULT_MAX_CHARS
+    normalize: bool = True  # numbers, dates, money, units... read as words (app/text/normalize.py)
 
     def __post_init__(self) -> None:
         # Coerce (files may hold 10.0 for 10 or "2" for 2.0), then check the ranges.
@@ -56,6 +57,8 @@ class ScriptSettings:
             object.__setattr__(self, name, kind(getattr(self, name)))
         object.__setattr__(self, "max_chars", int(self.max_chars))
         object.__setattr__(self, "voice_design", str(self.voice_design))
+        if not isinstance(self.normalize, bool):
+            raise ValueError(f"normalize must be true or false, got {self.normalize!r}")
         if self.default_voice is not None:
             object.__setattr__(self, "default_voice", str(self.default_voice) or None)
         if not 0.0 <= self.cfg_value <= 10.0:
@@ -120,10 +123,13 @@ class SegmentJob:
     seed: int | None
     cfg_value: float
     inference_timesteps: int
+    normalize: bool = False  # numbers and symbols spelled out (app/text/normalize.py) before speaking
 
     def fingerprint(self, context: str = "") -> str:
         """Hash of what determines the audio, apart from the seed (checked separately)."""
         parts = [self.text, self.voice or "", f"{self.cfg_value:.4f}", str(self.inference_timesteps), context]
+        if self.normalize:
+            parts.append("normalize")
         return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:16]
 
 
@@ -177,6 +183,7 @@ class Project:
                         if over.inference_timesteps is None
                         else over.inference_timesteps
                     ),
+                    normalize=self.settings.normalize,
                 )
             )
         return jobs

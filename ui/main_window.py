@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidg
 
 from app import project as projects
 from app.errors import VoxDeskError
+from app.text import normalize
 from app.voices.library import VoiceLibrary
 from ui.dialogs import Dialogs
 from ui.engine_host import EngineClient, ModelInfo
@@ -35,6 +36,7 @@ from ui.views.voice_panel import VoicePanel
 from ui.window_actions import WindowActions
 
 log = logging.getLogger(__name__)
+NORMALIZE_TIMEOUT_S = 120.0  # a first text waits for the grammars to load in the child
 
 
 class MainWindow(QMainWindow):
@@ -169,6 +171,7 @@ class MainWindow(QMainWindow):
         self.script.settings.set_values(
             {"cfg_value": s.cfg_value, "inference_timesteps": s.inference_timesteps, "style": s.voice_design}
         )
+        self.script.set_normalize(s.normalize)
         self._voices_changed()
 
     def set_project(self, project: projects.Project) -> None:
@@ -199,6 +202,7 @@ class MainWindow(QMainWindow):
                 inference_timesteps=values["inference_timesteps"],
                 voice_design=values["style"],
                 default_voice=self.script.default_voice(),
+                normalize=self.script.normalize.isChecked(),
             )
         except VoxDeskError as err:
             self.dialogs.error(self, str(err))
@@ -258,10 +262,13 @@ class MainWindow(QMainWindow):
         from app.engine.request import SynthRequest
 
         key, prompt = self._voice_prompt(job.voice) if job.voice else (None, None)
+        # normalized in a child process (see app/text/normalize.py), ready by the time the engine
+        # thread builds the request; segments are submitted in order, so the first is ready first
+        spoken = normalize.background.submit(job.text) if job.normalize else None
 
         def build(resolved: Any) -> SynthRequest:
             return SynthRequest(
-                text=job.text,
+                text=job.text if spoken is None else spoken.result(timeout=NORMALIZE_TIMEOUT_S),
                 voice=resolved,
                 seed=job.seed,
                 cfg_value=job.cfg_value,
@@ -436,6 +443,8 @@ class MainWindow(QMainWindow):
         self.voices.set_architecture(info.architecture)
         self._refresh_segments()
         self._show_model_state()
+        if self.project.settings.normalize:
+            normalize.background.submit("1")  # its grammars load in the child while the user types
 
     def _model_failed(self, message: str) -> None:
         self.model.state = "failed"

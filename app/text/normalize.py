@@ -18,10 +18,13 @@ few seconds, so :func:`normalizer` builds one instance, once, on first use (thre
 
 from __future__ import annotations
 
+import atexit
 import re
 import threading
+from concurrent.futures import Future, ProcessPoolExecutor
 from functools import lru_cache
 from itertools import groupby
+from typing import Any
 
 from app.errors import VoxDeskError
 
@@ -137,3 +140,36 @@ def normalize_for_speech(text: str) -> str:
         raise VoxDeskError(
             "This text could not be normalized: switch off reading numbers as words for it."
         ) from None
+
+
+class NormalizerProcess:
+    """:func:`normalize_for_speech` in one child process, for the window.
+
+    wetext's grammars run in C++ that keeps Python's GIL while it works: seconds to load, tens
+    of milliseconds a text. In the window's process that would freeze the GUI thread; a child
+    has its own interpreter. :meth:`submit` returns at once with a future of the spoken text.
+    One child serves every window of the process and starts on the first :meth:`submit`.
+    """
+
+    def __init__(self) -> None:
+        self._pool: Any = None
+        self._lock = threading.Lock()
+
+    def submit(self, text: str) -> Future[str]:
+        with self._lock:
+            if self._pool is None:
+                import multiprocessing
+
+                context = multiprocessing.get_context("spawn")  # no forked Qt or torch state
+                self._pool = ProcessPoolExecutor(max_workers=1, mp_context=context)
+            return self._pool.submit(normalize_for_speech, text)
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+background = NormalizerProcess()
+atexit.register(background.close)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QGroupBox,
     QHBoxLayout,
@@ -39,6 +40,8 @@ class ScriptEditor(QWidget):
         self.pronunciation = QPushButton(
             self.style().standardIcon(QStyle.StandardPixmap.SP_FileDialogDetailedView), ""
         )
+        self.normalize = QCheckBox()
+        self.normalize.setChecked(True)
         self.editor = QPlainTextEdit()
         self.editor.setObjectName("scriptText")
         font = QFont(self.editor.font())
@@ -55,6 +58,7 @@ class ScriptEditor(QWidget):
         top.addWidget(self.voice_label)
         top.addWidget(self.voice)
         top.addStretch(1)
+        top.addWidget(self.normalize)
         top.addWidget(self.pronunciation)
 
         self.settings_box = QGroupBox()
@@ -112,11 +116,19 @@ class ScriptEditor(QWidget):
         self.voice.currentIndexChanged.connect(lambda _i: self.settingsChanged.emit())
         self.settings.changed.connect(self.settingsChanged)
         self.pronunciation.clicked.connect(self.pronunciationClicked)
+        self.normalize.toggled.connect(lambda _on: self.settingsChanged.emit())
         self.retranslate()
 
     def retranslate(self) -> None:
         self.voice_label.setText(self.tr("Default voice:"))
         self.pronunciation.setText(self.tr("Pronunciation…"))
+        self.normalize.setText(self.tr("Read numbers as words"))
+        self.normalize.setToolTip(
+            self.tr(
+                "Numbers, dates, times, money, units and symbols are spoken as words "
+                "(after the pronunciation list), as the official VoxCPM normalizer reads them"
+            )
+        )
         self.editor.setPlaceholderText(
             self.tr(
                 "Type or paste your script here. Start a line with [Voice name] to have another voice "
@@ -171,6 +183,12 @@ class ScriptEditor(QWidget):
         index = self.voice.findData(current) if current else 0
         self.voice.setCurrentIndex(max(0, index))
         self.voice.blockSignals(False)
+
+    def set_normalize(self, on: bool) -> None:
+        """Show the script's normalization switch without reporting it as a change."""
+        self.normalize.blockSignals(True)
+        self.normalize.setChecked(on)
+        self.normalize.blockSignals(False)
 
     def default_voice(self) -> str | None:
         return self.voice.currentData()
