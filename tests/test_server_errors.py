@@ -220,3 +220,15 @@ def test_concurrent_errors_do_not_stop_good_requests(live):  # noqa: F811
     for t in threads:
         t.join(60)
     assert sorted(results) == [200] * 8 + [404] * 8
+
+
+def test_an_unexpected_failure_is_a_500_in_openai_shape(live, monkeypatch):  # noqa: F811
+    def broken():
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(live.server.state.library, "list", broken)
+    error = _error(httpx.get(live.url + "/v1/audio/voices"), 500)
+    assert error["code"] == "internal_error" and "disk on fire" not in error["message"]
+    monkeypatch.undo()
+    assert httpx.get(live.url + "/v1/audio/voices").status_code == 200
+    _still_serving(live.url)

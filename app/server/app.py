@@ -140,6 +140,11 @@ class Guard:
         except ApiError as exc:
             if not started:
                 await _error(exc)(scope, receive, tracking_send)
+        except Exception:  # a bug: logged with its traceback, answered in OpenAI's shape
+            log.exception("request %s %s failed", scope.get("method"), scope.get("path"))
+            if not started:
+                message = "The server failed on this request (a bug; see VoxDesk's log)."
+                await _error(ApiError(500, message, code="internal_error"))(scope, receive, tracking_send)
 
     async def _count_and_send(self, exc: ApiError, scope, receive, send) -> None:
         self.state.errors[exc.status] = self.state.errors.get(exc.status, 0) + 1

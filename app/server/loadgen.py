@@ -6,7 +6,7 @@
 With ``--model`` it starts ``voxdesk serve`` itself (a subprocess on a free port) and stops it at
 the end. For each concurrency it sends ``--requests`` streamed requests from that many clients
 and prints requests/s and time to first audio byte (p50/p95); ``--soak N`` then sends N more and
-prints the server's RSS before and after (``GET /health``). Each client reads its stream to the
+prints the server's RSS before, halfway and after (``GET /health``). Each client reads its stream to the
 end, as a player would.
 """
 
@@ -151,17 +151,24 @@ def main(argv: list[str] | None = None) -> int:
                       f"{level['req_per_s']:.1f} req/s, first byte p50 {level['first_byte_p50_ms']:.1f} ms, "
                       f"p95 {level['first_byte_p95_ms']:.1f} ms", flush=True)  # fmt: skip
         if args.soak:
+            # in two halves: a leak shows as growth in the second half too, warm-up only in the first
             before = _health(host, port)
-            soak = run_level(host, port, 8, args.soak, body, args.api_key)
+            first = run_level(host, port, 8, args.soak // 2, body, args.api_key)
+            middle = _health(host, port)
+            second = run_level(host, port, 8, args.soak - args.soak // 2, body, args.api_key)
             after = _health(host, port)
-            results["soak"] = {"requests": soak["requests"], "errors": soak["errors"],
-                               "rss_mb_before": before.get("rss_mb"), "rss_mb_after": after.get("rss_mb"),
-                               "max_batch": after.get("engine", {}).get("max_batch")}  # fmt: skip
+            results["soak"] = {"requests": first["requests"] + second["requests"],
+                               "errors": first["errors"] + second["errors"],
+                               "rss_mb_before": before.get("rss_mb"), "rss_mb_middle": middle.get("rss_mb"),
+                               "rss_mb_after": after.get("rss_mb"),
+                               "kv_blocks_free_after": after.get("engine", {}).get("kv_blocks_free"),
+                               "kv_blocks_total": after.get("engine", {}).get("kv_blocks_total")}  # fmt: skip
             if not args.json:
                 s = results["soak"]
                 print(f"soak: {s['requests']} requests, {s['errors']} errors; server RSS "
-                      f"{s['rss_mb_before']} MB before, {s['rss_mb_after']} MB after",
-                      flush=True)  # fmt: skip
+                      f"{s['rss_mb_before']} MB before, {s['rss_mb_middle']} MB halfway, "
+                      f"{s['rss_mb_after']} MB after; KV blocks free {s['kv_blocks_free_after']}"
+                      f"/{s['kv_blocks_total']}", flush=True)  # fmt: skip
         if args.json:
             print(json.dumps(results, indent=2))
     finally:
