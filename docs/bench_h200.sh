@@ -1,42 +1,54 @@
 #!/bin/bash
-# One device run (nvidia-h200): engine GPU tests, then `voxdesk bench` on real-size random
-# checkpoints written by the core's checkpoint writer, with the official package side by side.
-# Needs .whl/ (voxcpm 2.0.3 + pydantic stack) carried; writes logs and JSON under $OUT.
-# Usage: bash docs/bench_h200.sh [tests] [v2] [v2-engine] [v2-opt] [official-compiled] [v15]
+# One device run (nvidia-h200): GPU tests, then `voxdesk bench` with the official eager loop and
+# the peer (nano-vllm-voxcpm, ../shared/peer-bench copied to peer-bench/) from the same call,
+# then the ablation (each optimization switched off alone). Real-size random checkpoints come
+# from the core's checkpoint writer. Needs .whl/ carried (voxcpm 2.0.3, nano-vllm-voxcpm 2.0.5,
+# the pydantic stack) and peer-bench/ carried. Writes log.txt and results.tgz (JSON) under $OUT.
+# Usage: bash docs/bench_h200.sh [tests] [main] [ablation] [v15] [mem]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
-mkdir -p "$OUT"
+RES=/tmp/bench-res
+mkdir -p "$OUT" "$RES"
+exec > >(tee -a "$OUT/log.txt") 2>&1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 BENCH='import sys; sys.path.insert(0, "tests"); from official import import_official; import_official(); from app.engine.bench import run_cli; sys.exit(run_cli(sys.argv[1:]))'
-want() { [ $# -eq 0 ] || [[ " $ARGS " == *" $1 "* ]]; }
+bench() { python3 -c "$BENCH" "$@" 2>&1 | grep -v -E "it/s|Warning|warn\(" ; }
+want() { [ -z "$ARGS" ] || [[ " $ARGS " == *" $1 "* ]]; }
 ARGS="$*"
 ckpt() {  # preset folder
     [ -f "$2/model.safetensors" ] || python3 -c "from app.models.voxcpm.checkpoint import write_checkpoint as w; w('$2', '$1')"
 }
-nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+cat .whl/COMMIT 2>/dev/null
+nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv
 if want tests; then
-    timeout 240 python3 -m pytest -q -x -p no:cacheprovider tests/test_engine_gpu.py tests/test_engine_attention.py 2>&1 | tail -25 | tee "$OUT/gpu_tests.log"
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_engine_gpu.py tests/test_kernels.py \
+        tests/test_engine_attention.py 2>&1 | tail -15
 fi
-if want v2; then
-    t=$(date +%s); ckpt voxcpm2 /tmp/v2; echo "write v2 checkpoint: $(( $(date +%s) - t )) s" | tee "$OUT/ckpt.log"
-    timeout 300 python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,4,16,64 --steps 100 --official --json "$OUT/v2.json" 2>&1 | grep -v "it/s" | tail -20 | tee "$OUT/v2.log"
-    python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,16 --steps 60 --attention sdpa --json "$OUT/v2_sdpa.json" 2>&1 | tail -8 | tee "$OUT/v2_sdpa.log"
+if want main || want ablation; then
+    t=$(date +%s); ckpt voxcpm2 /tmp/v2; echo "write v2 checkpoint: $(( $(date +%s) - t )) s"
 fi
-if want v2-engine; then  # the engine alone (no official loops, no SDPA variant)
-    ckpt voxcpm2 /tmp/v2
-    timeout 300 python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,4,16,64 --steps 100 --json "$OUT/v2_engine.json" 2>&1 | grep -v "it/s" | tail -20 | tee "$OUT/v2_engine.log"
+if want main; then  # defaults, the official eager loop and the peer, one call
+    echo "== main: defaults + official eager + peer"
+    timeout 300 bench --model /tmp/v2 --concurrency 1,16,64 --steps 100 --official \
+        --peer peer-bench/peer_nvv.py --json "$RES/main.json"
 fi
-if want v2-opt; then  # the optional prefill graphs and VAE overlap
-    ckpt voxcpm2 /tmp/v2
-    timeout 120 python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,64 --steps 60 --prefill-graphs --overlap --json "$OUT/v2_opt.json" 2>&1 | grep -v "it/s" | tail -8 | tee "$OUT/v2_opt.log"
-fi
-if want official-compiled; then
-    ckpt voxcpm2 /tmp/v2
-    python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,64 --steps 40 --eager --json "$OUT/v2_eager.json" 2>&1 | tail -8 | tee "$OUT/v2_eager.log"
-    timeout 420 python3 -c "$BENCH" --model /tmp/v2 --concurrency 1 --steps 100 --official-compiled --json "$OUT/v2_compiled.json" 2>&1 | grep -v "it/s" | tail -8 | tee "$OUT/v2_compiled.log"
+if want ablation; then  # each optimization off alone (60 patches per request)
+    A="--model /tmp/v2 --concurrency 1,16,64 --steps 60"
+    echo "== ablation: defaults";            timeout 90 bench $A --json "$RES/abl_default.json"
+    echo "== ablation: no prefill graphs";   timeout 90 bench $A --no-prefill-graphs --json "$RES/abl_noprefill.json"
+    echo "== ablation: fp32 VAE";            timeout 90 bench $A --vae-dtype float32 --json "$RES/abl_vae32.json"
+    echo "== ablation: no fused kernels";    VOXDESK_FUSED=0 timeout 90 bench $A --json "$RES/abl_unfused.json"
+    echo "== ablation: + VAE overlap";       timeout 90 bench $A --overlap --json "$RES/abl_overlap.json"
 fi
 if want v15; then
     ckpt voxcpm1.5 /tmp/v15
-    python3 -c "$BENCH" --model /tmp/v15 --concurrency 1,16 --steps 100 --max-model-len 2048 --official --json "$OUT/v15.json" 2>&1 | grep -v "it/s" | tail -12 | tee "$OUT/v15.log"
+    echo "== VoxCPM1.5, 16 concurrent"
+    timeout 120 bench --model /tmp/v15 --concurrency 1,16 --steps 100 --voice-patches 32 --json "$RES/v15.json"
 fi
+if want mem; then  # VoxCPM2 with 4 concurrent requests: memory for a consumer card
+    ckpt voxcpm2 /tmp/v2
+    echo "== VoxCPM2, 4 concurrent (memory)"
+    timeout 90 bench --model /tmp/v2 --concurrency 1,4 --steps 60 --json "$RES/v2_mem4.json"
+fi
+tar czf "$OUT/results.tgz" -C "$RES" .

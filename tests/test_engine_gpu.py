@@ -82,3 +82,48 @@ def test_graphs_captured_and_replayed_on_a_worker_thread(v2_dir):
     assert engine.runner.graphs is not None
     for a, b in zip(lat, ref, strict=True):
         np.testing.assert_allclose(a, b, atol=1e-4, rtol=0)
+
+
+def test_prefill_graph_buckets_equal_eager_prefill(v2_dir):
+    """Requests admitted together replay a batched prefill graph (padding rows included) and
+    get the latents and audio of the eager prefill."""
+    plan = [(0, SynthRequest(f"line number {i}", seed=20 + i, min_len=99, max_len=5)) for i in range(3)]
+    outs = []
+    for prefill in (False, True):
+        engine = Engine(
+            EngineConfig(model_dir=str(v2_dir), device="cuda", max_num_seqs=8, prefill_graphs=prefill)
+        )
+        outs.append(_run(engine, plan))
+    assert any(b > 1 for b, _ in engine.runner.graphs.prefill_graphs)
+    for i in range(len(plan)):
+        np.testing.assert_allclose(outs[1][i][1], outs[0][i][1], atol=1e-4, rtol=0)
+        np.testing.assert_allclose(outs[1][i][0], outs[0][i][0], atol=1e-3, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_vae_decoder_close_to_fp32(v2_dir, dtype):
+    """The streaming VAE decoder in bf16/fp16 (the CUDA default for bf16 models) stays within
+    a relative L2 error of 2e-2 (bf16) / 5e-3 (fp16) of the fp32 decoder, patch by patch."""
+    from app.engine.model_runner import decoder_in
+    from app.models.voxcpm.streaming_vae import StreamingDecoder
+    from app.models.voxcpm.weights import load_model
+
+    model = load_model(str(v2_dir), "cuda", "float32")
+    fp32 = StreamingDecoder(model.audio_vae, 2)
+    half = StreamingDecoder(decoder_in(model.audio_vae, dtype), 2)
+    assert next(model.audio_vae.parameters()).dtype == torch.float32  # the encoder is untouched
+    z = torch.randn(
+        2,
+        model.feat_dim,
+        12 * model.patch_size,
+        device="cuda",
+        generator=torch.Generator("cuda").manual_seed(0),
+    )
+    want, got = [], []
+    for j in range(12):
+        chunk = z[..., j * model.patch_size : (j + 1) * model.patch_size]
+        want.append(fp32.decode(chunk, [0, 1]))
+        got.append(half.decode(chunk, [0, 1]).float())
+    want, got = torch.cat(want, -1), torch.cat(got, -1)
+    rel = float((got - want).norm() / want.norm())
+    assert rel < (2e-2 if dtype == torch.bfloat16 else 5e-3), rel

@@ -50,6 +50,8 @@ class Engine:
         say = progress or (lambda _f, _s: None)
         self.config = config
         self.device = torch.device(resolve_device(config.device))
+        if self.device.type == "cpu" and config.threads:
+            torch.set_num_threads(config.threads)
         say(0.05, "Loading the model")
         self.model = (
             model if model is not None else load_model(config.model_dir, str(self.device), config.dtype)
@@ -70,6 +72,7 @@ class Engine:
             self.max_model_len,
             backend,
             overlap_vae=config.overlap_vae,
+            vae_dtype=config.resolve_vae_dtype(self.device, self.model.dtype),
         )
         self.scheduler = Scheduler(
             BlockManager(num_blocks, config.block_size), config.max_num_seqs, config.max_num_batched_tokens
