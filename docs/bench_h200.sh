@@ -10,6 +10,7 @@ OUT=${OUT:-/tmp/bench-out}
 RES=/tmp/bench-res
 mkdir -p "$OUT" "$RES"
 exec > >(tee -a "$OUT/log.txt") 2>&1
+trap 'tar czf "$OUT/results.tgz" -C "$RES" .' EXIT
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 BENCH='import sys; sys.path.insert(0, "tests"); from official import import_official; import_official(); from app.engine.bench import run_cli; sys.exit(run_cli(sys.argv[1:]))'
@@ -51,4 +52,3 @@ if want mem; then  # VoxCPM2 with 4 concurrent requests: memory for a consumer c
     echo "== VoxCPM2, 4 concurrent (memory)"
     timeout 90 bench --model /tmp/v2 --concurrency 1,4 --steps 60 --json "$RES/v2_mem4.json"
 fi
-tar czf "$OUT/results.tgz" -C "$RES" .
