@@ -15,6 +15,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 BENCH='import sys; sys.path.insert(0, "tests"); from official import import_official; import_official(); from app.engine.bench import run_cli; sys.exit(run_cli(sys.argv[1:]))'
 bench() { python3 -c "$BENCH" "$@" 2>&1 | grep -v -E "it/s|Warning|warn\(" ; }
+export -f bench; export BENCH
 want() { [ -z "$ARGS" ] || [[ " $ARGS " == *" $1 "* ]]; }
 ARGS="$*"
 ckpt() {  # preset folder
@@ -31,24 +32,24 @@ if want main || want ablation; then
 fi
 if want main; then  # defaults, the official eager loop and the peer, one call
     echo "== main: defaults + official eager + peer"
-    timeout 300 bench --model /tmp/v2 --concurrency 1,16,64 --steps 100 --official \
+    timeout 300 bash -c 'bench "$@"' _ --model /tmp/v2 --concurrency 1,16,64 --steps 100 --official \
         --peer peer-bench/peer_nvv.py --json "$RES/main.json"
 fi
 if want ablation; then  # each optimization off alone (60 patches per request)
     A="--model /tmp/v2 --concurrency 1,16,64 --steps 60"
-    echo "== ablation: defaults";            timeout 90 bench $A --json "$RES/abl_default.json"
-    echo "== ablation: no prefill graphs";   timeout 90 bench $A --no-prefill-graphs --json "$RES/abl_noprefill.json"
-    echo "== ablation: fp32 VAE";            timeout 90 bench $A --vae-dtype float32 --json "$RES/abl_vae32.json"
-    echo "== ablation: no fused kernels";    VOXDESK_FUSED=0 timeout 90 bench $A --json "$RES/abl_unfused.json"
-    echo "== ablation: + VAE overlap";       timeout 90 bench $A --overlap --json "$RES/abl_overlap.json"
+    echo "== ablation: defaults";            timeout 90 bash -c 'bench "$@"' _ $A --json "$RES/abl_default.json"
+    echo "== ablation: no prefill graphs";   timeout 90 bash -c 'bench "$@"' _ $A --no-prefill-graphs --json "$RES/abl_noprefill.json"
+    echo "== ablation: fp32 VAE";            timeout 90 bash -c 'bench "$@"' _ $A --vae-dtype float32 --json "$RES/abl_vae32.json"
+    echo "== ablation: no fused kernels";    VOXDESK_FUSED=0 timeout 90 bash -c 'bench "$@"' _ $A --json "$RES/abl_unfused.json"
+    echo "== ablation: + VAE overlap";       timeout 90 bash -c 'bench "$@"' _ $A --overlap --json "$RES/abl_overlap.json"
 fi
 if want v15; then
     ckpt voxcpm1.5 /tmp/v15
     echo "== VoxCPM1.5, 16 concurrent"
-    timeout 120 bench --model /tmp/v15 --concurrency 1,16 --steps 100 --voice-patches 32 --json "$RES/v15.json"
+    timeout 120 bash -c 'bench "$@"' _ --model /tmp/v15 --concurrency 1,16 --steps 100 --voice-patches 32 --json "$RES/v15.json"
 fi
 if want mem; then  # VoxCPM2 with 4 concurrent requests: memory for a consumer card
     ckpt voxcpm2 /tmp/v2
     echo "== VoxCPM2, 4 concurrent (memory)"
-    timeout 90 bench --model /tmp/v2 --concurrency 1,4 --steps 60 --json "$RES/v2_mem4.json"
+    timeout 90 bash -c 'bench "$@"' _ --model /tmp/v2 --concurrency 1,4 --steps 60 --json "$RES/v2_mem4.json"
 fi
