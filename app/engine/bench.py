@@ -325,8 +325,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--attention", default="auto", choices=["auto", "sdpa", "triton", "flash"])
     p.add_argument("--eager", action="store_true", help="no CUDA graphs")
     p.add_argument("--no-prefill-graphs", action="store_true", help="eager prefill (decode graphs kept)")
-    p.add_argument("--overlap", action="store_true", help="VAE decode on a second CUDA stream")
-    p.add_argument("--vae-dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
+    p.add_argument("--no-overlap", action="store_true", help="VAE decode on the LM's CUDA stream")
+    p.add_argument("--vae-dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     p.add_argument("--official", action="store_true", help="also time the official eager loop")
     p.add_argument("--official-compiled", action="store_true", help="also time official optimize()")
     p.add_argument("--official-only", action="store_true", help="time the official eager loop alone")
@@ -356,7 +356,7 @@ def main(args) -> int:
         attention=args.attention,
         cuda_graphs=not args.eager,
         prefill_graphs=not args.no_prefill_graphs,
-        overlap_vae=args.overlap,
+        overlap_vae=not args.no_overlap,
         vae_dtype=args.vae_dtype,
         threads=threads,
     )

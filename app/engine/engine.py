@@ -72,7 +72,7 @@ class Engine:
             self.max_model_len,
             backend,
             overlap_vae=config.overlap_vae,
-            vae_dtype=config.resolve_vae_dtype(self.device, self.model.dtype),
+            vae_dtype=getattr(torch, config.vae_dtype),
         )
         self.scheduler = Scheduler(
             BlockManager(num_blocks, config.block_size), config.max_num_seqs, config.max_num_batched_tokens
