@@ -4,7 +4,9 @@
 # then the ablation (each optimization switched off alone). Real-size random checkpoints come
 # from the core's checkpoint writer. Needs .whl/ carried (voxcpm 2.0.3, nano-vllm-voxcpm 2.0.5,
 # the pydantic stack) and peer-bench/ carried. Writes log.txt and results.tgz (JSON) under $OUT.
-# Usage: bash docs/bench_h200.sh [tests] [main] [ablation] [v15] [mem]
+# cpu: VoxCPM-0.5B real shapes on two of the host's cores (taskset), ours fp32 / int8 / bf16 and
+# the official eager loop back to back, in the background beside the GPU sections (cpu.log).
+# Usage: bash docs/bench_h200.sh [cpu] [tests] [main] [ablation] [v15] [mem]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
 RES=/tmp/bench-res
@@ -23,6 +25,20 @@ ckpt() {  # preset folder
 }
 cat .whl/COMMIT 2>/dev/null
 nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv
+if want cpu; then
+    (
+        ckpt voxcpm-0.5b /tmp/v05
+        C="--model /tmp/v05 --device cpu --threads 2 --concurrency 1 --steps 30 --voice-patches 0"
+        for run in "fp32:" "int8:--cpu-weights int8 --fidelity" "bf16:--dtype bfloat16 --fidelity"; do
+            echo "== cpu ${run%%:*}"
+            taskset -c 14,15 timeout 200 bash -c 'bench "$@"' _ $C ${run#*:} --json "$RES/cpu_${run%%:*}.json"
+        done
+        echo "== cpu official eager"
+        taskset -c 14,15 timeout 200 bash -c 'bench "$@"' _ $C --official-only --json "$RES/cpu_official.json"
+    ) > "$OUT/cpu.log" 2>&1 &
+    CPU_PID=$!
+    taskset -cp 0-13 $$ > /dev/null  # the GPU sections keep off the two cores the CPU runs use
+fi
 if want tests; then
     timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_engine_gpu.py tests/test_kernels.py \
         tests/test_engine_attention.py 2>&1 | tail -15
@@ -53,3 +69,4 @@ if want mem; then  # VoxCPM2 with 4 concurrent requests: memory for a consumer c
     echo "== VoxCPM2, 4 concurrent (memory)"
     timeout 90 bash -c 'bench "$@"' _ --model /tmp/v2 --concurrency 1,4 --steps 60 --json "$RES/v2_mem4.json"
 fi
+[ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }

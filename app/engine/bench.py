@@ -229,6 +229,43 @@ def vae_error(engine: Engine, patches: int) -> dict[str, float]:
     return out
 
 
+def fidelity(config: EngineConfig, steps: int, voice_patches: int) -> dict[str, float]:
+    """One request (same text, voice and seed) from ``config`` and from the same engine with fp32
+    float weights: relative L2 error of the first patch, of all patches, and of the audio. The
+    decode loop feeds each patch back, so later patches drift further than the first."""
+    from dataclasses import replace
+
+    outs = []
+    for cfg in (config, replace(config, dtype="float32", cpu_weights=None, vae_dtype="float32")):
+        engine = Engine(replace(cfg, max_num_seqs=1))
+        voice = _voice(engine, voice_patches)
+        req = SynthRequest(_text(engine, steps), voice=voice, seed=7, min_len=10**6, max_len=steps)
+        rid = engine.submit(req)
+        audio: list[np.ndarray] = []
+        seqs = {}
+        while engine.has_work():
+            for seq in engine.scheduler.running:
+                seqs[seq.id] = seq
+            for ev in engine.step():
+                if hasattr(ev, "samples") and ev.request_id == rid:
+                    audio.append(ev.samples)
+        seq = seqs[rid]
+        patches = np.stack(seq.patches[seq.num_prompt :])
+        outs.append((np.concatenate(audio), patches))
+        engine.shutdown()
+
+    def rel(a: np.ndarray, b: np.ndarray) -> float:
+        return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+    (audio, lat), (ref_audio, ref_lat) = outs
+    return {
+        "first_patch_rel_l2": rel(lat[0], ref_lat[0]),
+        "patches_rel_l2": rel(lat, ref_lat),
+        "audio_rel_l2": rel(audio, ref_audio),
+        "patches": float(len(lat)),
+    }
+
+
 def peak_rss_gb() -> float:
     """The process's peak resident memory so far (NaN where ``resource`` is missing: Windows)."""
     try:
@@ -317,6 +354,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--model", required=True, help="model folder (official layout)")
     p.add_argument("--device", default="auto")
     p.add_argument("--dtype", default=None)
+    p.add_argument("--cpu-weights", default=None, choices=["int8"], help="CPU: int8 Linear weights")
+    p.add_argument("--fidelity", action="store_true", help="CPU: also compare one request with fp32")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per usable core)")
     p.add_argument("--concurrency", default="1,4,16,64", help="comma-separated request counts")
     p.add_argument("--steps", type=int, default=100, help="patches per request")
@@ -359,6 +398,7 @@ def main(args) -> int:
         overlap_vae=not args.no_overlap,
         vae_dtype=args.vae_dtype,
         threads=threads,
+        cpu_weights=args.cpu_weights,
     )
     cpu_steps = (max(2, args.steps // 4), args.steps)
     if args.official_only:
@@ -376,6 +416,9 @@ def main(args) -> int:
             res["official"] = official
             one = res["batches"][0]["ms_per_step"]
             res["speedup_vs_official"] = {k: v["ms_per_step"] / one for k, v in official.items()}
+        if args.fidelity:
+            res["fidelity"] = fidelity(config, min(args.steps, 12), args.voice_patches)
+            print(f"fidelity vs fp32: {res['fidelity']}")
         print(table(res))
     if args.peer:
         res["peer"] = run_peer(args.peer, args.model, conc, args.steps)

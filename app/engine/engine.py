@@ -31,6 +31,7 @@ from app.engine.voice_cache import VoiceCache
 from app.errors import VoxDeskError
 from app.models.voxcpm.model import VoxCPM
 from app.models.voxcpm.prompt import model_prefill, normalize_text, patch_budget
+from app.models.voxcpm.quantize import quantize_int8
 from app.models.voxcpm.tokenizer import TextTokenizer
 from app.models.voxcpm.weights import load_model, resolve_device
 
@@ -56,6 +57,8 @@ class Engine:
         self.model = (
             model if model is not None else load_model(config.model_dir, str(self.device), config.dtype)
         )
+        if config.cpu_weights == "int8" and self.device.type == "cpu":
+            self.model = quantize_int8(self.model)
         self.tokenizer = TextTokenizer(config.model_dir)
         self.model_name = Path(config.model_dir).name
         self.sample_rate = self.model.output_rate
