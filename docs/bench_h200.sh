@@ -29,7 +29,30 @@ if want cpu; then
     (
         ckpt voxcpm-0.5b /tmp/v05
         C="--model /tmp/v05 --device cpu --threads 2 --concurrency 1 --steps 30 --voice-patches 0"
-        for run in "fp32:" "int8:--cpu-weights int8 --fidelity" "bf16:--dtype bfloat16 --fidelity"; do
+        echo "== cpu streaming VAE decode per patch: transposed convs as GEMM (default) vs torch's"
+        taskset -c 14,15 python3 - <<'PY'
+import time, torch, torch.nn.functional as F
+from app.models.voxcpm import vae_layers
+from app.models.voxcpm.streaming_vae import StreamingDecoder
+from app.models.voxcpm.weights import load_model
+torch.set_num_threads(2)
+m = load_model("/tmp/v05", "cpu", "float32")
+z = torch.randn(1, m.feat_dim, 30 * m.patch_size, generator=torch.Generator().manual_seed(0))
+gemm = vae_layers.conv_transpose_gemm
+out = {}
+with torch.inference_mode():
+    for name, fn in (("gemm", gemm), ("torch", lambda x, w, b, s: F.conv_transpose1d(x, w, b, s)), ("gemm2", gemm)):
+        vae_layers.conv_transpose_gemm = fn
+        dec = StreamingDecoder(m.audio_vae, 1)
+        dec.decode(z[..., : m.patch_size], [0]); dec.reset([0])
+        t = time.perf_counter()
+        wav = torch.cat([dec.decode(z[..., j : j + m.patch_size], [0]) for j in range(0, z.shape[-1], m.patch_size)], -1)
+        out[name] = wav
+        print(f"{name}: {1e3 * (time.perf_counter() - t) / 30:.1f} ms per patch")
+    t = time.perf_counter(); full = m.audio_vae.decode(z)[:, 0]; print(f"whole decode: {1e3 * (time.perf_counter() - t) / 30:.1f} ms per patch")
+    print("gemm vs torch max abs", float((out["gemm"] - out["torch"]).abs().max()), "vs whole", float((out["gemm"] - full).abs().max()))
+PY
+        for run in "fp32:" "int8:--cpu-weights int8 --fidelity" "int8b4:--cpu-weights int8 --concurrency 1,4"; do
             echo "== cpu ${run%%:*}"
             taskset -c 14,15 timeout 200 bash -c 'bench "$@"' _ $C ${run#*:} --json "$RES/cpu_${run%%:*}.json"
         done
