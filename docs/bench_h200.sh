@@ -52,7 +52,7 @@ with torch.inference_mode():
     t = time.perf_counter(); full = m.audio_vae.decode(z)[:, 0]; print(f"whole decode: {1e3 * (time.perf_counter() - t) / 30:.1f} ms per patch")
     print("gemm vs torch max abs", float((out["gemm"] - out["torch"]).abs().max()), "vs whole", float((out["gemm"] - full).abs().max()))
 PY
-        for run in "fp32:" "int8:--cpu-weights int8 --fidelity" "int8b4:--cpu-weights int8 --concurrency 1,4"; do
+        for run in "fp32:" "int8:--cpu-weights int8 --fidelity"; do
             echo "== cpu ${run%%:*}"
             taskset -c 14,15 timeout 200 bash -c 'bench "$@"' _ $C ${run#*:} --json "$RES/cpu_${run%%:*}.json"
         done
