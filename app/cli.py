@@ -244,6 +244,14 @@ def cmd_synth(args: argparse.Namespace) -> int:
         raise VoxDeskError("Give --model DIR (a model on this computer) or --server URL (a speech server).")
     cfg = load_config(args.model)
     device = resolve_device(args.device)
+    if args.threads is not None and args.threads < 1:
+        raise VoxDeskError("--threads must be at least 1.")
+    if device == "cpu":
+        import torch
+
+        from app.engine.config import cpu_threads
+
+        torch.set_num_threads(args.threads or cpu_threads())
     encode_rate = int(cfg.audio_vae.get("sample_rate", 16000))
     voice = _voice(args, encode_rate, cfg.is_v2)
     if args.text_file is not None:
@@ -290,6 +298,7 @@ def add_synth(sub: argparse._SubParsersAction) -> None:
         help="speak numbers, dates, money, units and symbols as words (the official TextNormalizer)",
     )
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per usable core)")
     p.add_argument(
         "--out", required=True, help="output .wav or .flac file (a folder of .wav files with --text-file)"
     )

@@ -1,42 +1,95 @@
 #!/bin/bash
-# One device run (nvidia-h200): engine GPU tests, then `voxdesk bench` on real-size random
-# checkpoints written by the core's checkpoint writer, with the official package side by side.
-# Needs .whl/ (voxcpm 2.0.3 + pydantic stack) carried; writes logs and JSON under $OUT.
-# Usage: bash docs/bench_h200.sh [tests] [v2] [v2-engine] [v2-opt] [official-compiled] [v15]
+# One device run (nvidia-h200): GPU tests, then `voxdesk bench` with the official eager loop and
+# the peer (nano-vllm-voxcpm, ../shared/peer-bench copied to peer-bench/) from the same call,
+# then the ablation (each optimization switched off alone). Real-size random checkpoints come
+# from the core's checkpoint writer. Needs .whl/ carried (voxcpm 2.0.3, nano-vllm-voxcpm 2.0.5,
+# the pydantic stack) and peer-bench/ carried. Writes log.txt and results.tgz (JSON) under $OUT.
+# cpu: VoxCPM-0.5B real shapes on two of the host's cores (taskset), ours fp32 / int8 / bf16 and
+# the official eager loop back to back, in the background beside the GPU sections (cpu.log).
+# Usage: bash docs/bench_h200.sh [cpu] [tests] [main] [ablation] [v15] [mem]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
-mkdir -p "$OUT"
+RES=/tmp/bench-res
+mkdir -p "$OUT" "$RES"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+trap 'tar czf "$OUT/results.tgz" -C "$RES" .' EXIT
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 BENCH='import sys; sys.path.insert(0, "tests"); from official import import_official; import_official(); from app.engine.bench import run_cli; sys.exit(run_cli(sys.argv[1:]))'
-want() { [ $# -eq 0 ] || [[ " $ARGS " == *" $1 "* ]]; }
+bench() { python3 -c "$BENCH" "$@" 2>&1 | grep -v -E "it/s|Warning|warn\(" ; }
+export -f bench; export BENCH
+want() { [ -z "$ARGS" ] || [[ " $ARGS " == *" $1 "* ]]; }
 ARGS="$*"
 ckpt() {  # preset folder
     [ -f "$2/model.safetensors" ] || python3 -c "from app.models.voxcpm.checkpoint import write_checkpoint as w; w('$2', '$1')"
 }
-nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+cat .whl/COMMIT 2>/dev/null
+nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv
+if want cpu; then
+    (
+        ckpt voxcpm-0.5b /tmp/v05
+        C="--model /tmp/v05 --device cpu --threads 2 --concurrency 1 --steps 30 --voice-patches 0"
+        echo "== cpu streaming VAE decode per patch: transposed convs as GEMM (default) vs torch's"
+        taskset -c 14,15 python3 - <<'PY'
+import time, torch, torch.nn.functional as F
+from app.models.voxcpm import vae_layers
+from app.models.voxcpm.streaming_vae import StreamingDecoder
+from app.models.voxcpm.weights import load_model
+torch.set_num_threads(2)
+m = load_model("/tmp/v05", "cpu", "float32")
+z = torch.randn(1, m.feat_dim, 30 * m.patch_size, generator=torch.Generator().manual_seed(0))
+gemm = vae_layers.conv_transpose_gemm
+out = {}
+with torch.inference_mode():
+    for name, fn in (("gemm", gemm), ("torch", lambda x, w, b, s: F.conv_transpose1d(x, w, b, s)), ("gemm2", gemm)):
+        vae_layers.conv_transpose_gemm = fn
+        dec = StreamingDecoder(m.audio_vae, 1)
+        dec.decode(z[..., : m.patch_size], [0]); dec.reset([0])
+        t = time.perf_counter()
+        wav = torch.cat([dec.decode(z[..., j : j + m.patch_size], [0]) for j in range(0, z.shape[-1], m.patch_size)], -1)
+        out[name] = wav
+        print(f"{name}: {1e3 * (time.perf_counter() - t) / 30:.1f} ms per patch")
+    t = time.perf_counter(); full = m.audio_vae.decode(z)[:, 0]; print(f"whole decode: {1e3 * (time.perf_counter() - t) / 30:.1f} ms per patch")
+    print("gemm vs torch max abs", float((out["gemm"] - out["torch"]).abs().max()), "vs whole", float((out["gemm"] - full).abs().max()))
+PY
+        for run in "fp32:" "int8:--cpu-weights int8 --fidelity"; do
+            echo "== cpu ${run%%:*}"
+            taskset -c 14,15 timeout 200 bash -c 'bench "$@"' _ $C ${run#*:} --json "$RES/cpu_${run%%:*}.json"
+        done
+        echo "== cpu official eager"
+        taskset -c 14,15 timeout 200 bash -c 'bench "$@"' _ $C --official-only --json "$RES/cpu_official.json"
+    ) > "$OUT/cpu.log" 2>&1 &
+    CPU_PID=$!
+    taskset -cp 0-13 $$ > /dev/null  # the GPU sections keep off the two cores the CPU runs use
+fi
 if want tests; then
-    timeout 240 python3 -m pytest -q -x -p no:cacheprovider tests/test_engine_gpu.py tests/test_engine_attention.py 2>&1 | tail -25 | tee "$OUT/gpu_tests.log"
+    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_engine_gpu.py tests/test_kernels.py \
+        tests/test_engine_attention.py 2>&1 | tail -15
 fi
-if want v2; then
-    t=$(date +%s); ckpt voxcpm2 /tmp/v2; echo "write v2 checkpoint: $(( $(date +%s) - t )) s" | tee "$OUT/ckpt.log"
-    timeout 300 python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,4,16,64 --steps 100 --official --json "$OUT/v2.json" 2>&1 | grep -v "it/s" | tail -20 | tee "$OUT/v2.log"
-    python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,16 --steps 60 --attention sdpa --json "$OUT/v2_sdpa.json" 2>&1 | tail -8 | tee "$OUT/v2_sdpa.log"
+if want main || want ablation; then
+    t=$(date +%s); ckpt voxcpm2 /tmp/v2; echo "write v2 checkpoint: $(( $(date +%s) - t )) s"
 fi
-if want v2-engine; then  # the engine alone (no official loops, no SDPA variant)
-    ckpt voxcpm2 /tmp/v2
-    timeout 300 python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,4,16,64 --steps 100 --json "$OUT/v2_engine.json" 2>&1 | grep -v "it/s" | tail -20 | tee "$OUT/v2_engine.log"
+if want main; then  # defaults, the official eager loop and the peer, one call
+    echo "== main: defaults + official eager + peer"
+    timeout 300 bash -c 'bench "$@"' _ --model /tmp/v2 --concurrency 1,16,64 --steps 100 --official \
+        --peer peer-bench/peer_nvv.py --json "$RES/main.json"
 fi
-if want v2-opt; then  # the optional prefill graphs and VAE overlap
-    ckpt voxcpm2 /tmp/v2
-    timeout 120 python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,64 --steps 60 --prefill-graphs --overlap --json "$OUT/v2_opt.json" 2>&1 | grep -v "it/s" | tail -8 | tee "$OUT/v2_opt.log"
-fi
-if want official-compiled; then
-    ckpt voxcpm2 /tmp/v2
-    python3 -c "$BENCH" --model /tmp/v2 --concurrency 1,64 --steps 40 --eager --json "$OUT/v2_eager.json" 2>&1 | tail -8 | tee "$OUT/v2_eager.log"
-    timeout 420 python3 -c "$BENCH" --model /tmp/v2 --concurrency 1 --steps 100 --official-compiled --json "$OUT/v2_compiled.json" 2>&1 | grep -v "it/s" | tail -8 | tee "$OUT/v2_compiled.log"
+if want ablation; then  # each optimization off alone (60 patches per request)
+    A="--model /tmp/v2 --concurrency 1,16,64 --steps 60"
+    echo "== ablation: defaults";            timeout 90 bash -c 'bench "$@"' _ $A --json "$RES/abl_default.json"
+    echo "== ablation: no prefill graphs";   timeout 90 bash -c 'bench "$@"' _ $A --no-prefill-graphs --json "$RES/abl_noprefill.json"
+    echo "== ablation: fp32 VAE";            timeout 90 bash -c 'bench "$@"' _ $A --vae-dtype float32 --json "$RES/abl_vae32.json"
+    echo "== ablation: no fused kernels";    VOXDESK_FUSED=0 timeout 90 bash -c 'bench "$@"' _ $A --json "$RES/abl_unfused.json"
+    echo "== ablation: + VAE overlap";       timeout 90 bash -c 'bench "$@"' _ $A --overlap --json "$RES/abl_overlap.json"
 fi
 if want v15; then
     ckpt voxcpm1.5 /tmp/v15
-    python3 -c "$BENCH" --model /tmp/v15 --concurrency 1,16 --steps 100 --max-model-len 2048 --official --json "$OUT/v15.json" 2>&1 | grep -v "it/s" | tail -12 | tee "$OUT/v15.log"
+    echo "== VoxCPM1.5, 16 concurrent"
+    timeout 120 bash -c 'bench "$@"' _ --model /tmp/v15 --concurrency 1,16 --steps 100 --voice-patches 32 --json "$RES/v15.json"
 fi
+if want mem; then  # VoxCPM2 with 4 concurrent requests: memory for a consumer card
+    ckpt voxcpm2 /tmp/v2
+    echo "== VoxCPM2, 4 concurrent (memory)"
+    timeout 90 bash -c 'bench "$@"' _ --model /tmp/v2 --concurrency 1,4 --steps 60 --json "$RES/v2_mem4.json"
+fi
+[ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }

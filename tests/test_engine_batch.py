@@ -294,7 +294,7 @@ class _Replay:
 def test_graph_data_flow_pads_to_buckets_without_touching_real_rows(v2_dir):
     """Everything of the graph path but the capture: static buffers, bucket padding to the
     scratch slot and block, prefill width buckets. Results equal each request alone."""
-    from app.engine.cuda_graphs import PREFILL_WIDTHS, CudaGraphs
+    from app.engine.cuda_graphs import CudaGraphs
 
     engine = _engine(v2_dir, max_num_seqs=6)
     r = engine.runner
@@ -302,8 +302,8 @@ def test_graph_data_flow_pads_to_buckets_without_touching_real_rows(v2_dir):
     for bs in graphs.sizes:
         graphs.graphs[bs] = _Replay(lambda bs=bs: r.step_core(bs, 10, r.max_blocks))
     graphs.prefill_buffers()
-    for w in PREFILL_WIDTHS:
-        graphs.prefill_graphs[w] = _Replay(lambda w=w: r.prefill_core(graphs._view(w)))
+    for key, x in graphs.prefill_static.items():
+        graphs.prefill_graphs[key] = _Replay(lambda x=x: r.prefill_core(x))
     r.graphs = graphs
     ref_a, _, cont, _ = _voices()
     plan = [  # batches of 1, 2, 3 and 4 rows (buckets 1, 2, 4: padding rows) and a mixed eager one
@@ -318,4 +318,50 @@ def test_graph_data_flow_pads_to_buckets_without_touching_real_rows(v2_dir):
         _assert_same(got[i], _alone(engine, req))
     _leak_free(engine)
     assert all(graphs.graphs[b].count for b in (1, 2, 4))
-    assert sum(g.count for g in graphs.prefill_graphs.values()) == 3
+    # four prefill calls, all graphed: three lone requests, then two admitted together (padded
+    # to a batch bucket of 2 rows)
+    assert sum(g.count for g in graphs.prefill_graphs.values()) == 4
+    assert sum(g.count for (b, _), g in graphs.prefill_graphs.items() if b == 2) == 1
+
+
+def test_prefill_buckets_cover_every_admitted_batch(v2_dir):
+    """Graphed prefill buckets: every width for one request, batches up to max_num_seqs within
+    the position cap; the smallest bucket that holds a batch is chosen; wider ones run eager."""
+    from app.engine.cuda_graphs import PREFILL_TOKENS, PREFILL_WIDTHS, CudaGraphs
+
+    engine = _engine(v2_dir, max_num_seqs=64)
+    graphs = CudaGraphs(engine.runner, 64, 10)
+    keys = graphs.prefill_keys()
+    assert {(1, w) for w in PREFILL_WIDTHS} <= set(keys)
+    assert all(b * w <= PREFILL_TOKENS for b, w in keys) and max(b for b, _ in keys) == 64
+    assert graphs.prefill_bucket(1, 17) == (1, 32)
+    assert graphs.prefill_bucket(3, 20) == (4, 32)
+    assert graphs.prefill_bucket(40, 30) == (64, 32)
+    assert graphs.prefill_bucket(2, 300) is None
+    assert CudaGraphs(engine.runner, 64, 10, prefill=False).prefill_bucket(1, 16) is None
+    small = CudaGraphs(engine.runner, 6, 10).prefill_keys()
+    assert max(b for b, _ in small) == 6
+
+
+def test_new_requests_get_their_first_chunk_in_the_next_step(v2_dir):
+    """First patch first: a request submitted while others decode is prefilled and decoded in
+    the very next step (it waits for no running step), alone or several at once."""
+    engine = _engine(v2_dir, max_num_seqs=8)
+    ref_a, _, cont, _ = _voices()
+    plan = {0: 2, 1: 1, 3: 3}  # step -> new requests submitted before it
+    first: dict[int, int] = {}
+    submitted: dict[int, int] = {}
+    step = 0
+    while step < 6 or engine.has_work():
+        for k in range(plan.get(step, 0)):
+            voice = (None, ref_a, cont)[k % 3]
+            rid = engine.submit(SynthRequest(f"line {step} {k}", voice=voice, seed=k, min_len=99, max_len=6))
+            submitted[rid] = step
+        for ev in engine.step():
+            if isinstance(ev, AudioChunk):
+                first.setdefault(ev.request_id, step)
+            assert not isinstance(ev, RequestFailed), ev
+        step += 1
+        assert step < 50
+    assert len(submitted) == 6 and first == submitted
+    _leak_free(engine)

@@ -23,7 +23,8 @@ def model(tmp_path_factory):
 def test_text_file_batch_equals_lines_one_by_one(model, tmp_path, capsys):
     lines = ["first line here", "second one", "and a third line of text"]
     (tmp_path / "lines.txt").write_text("\n".join(lines[:2]) + "\n\n" + lines[2] + "\n", encoding="utf-8")
-    common = ["--model", str(model), "--seed", "5", "--device", "cpu", "--min-len", "99", "--max-len"]
+    common = ["--model", str(model), "--seed", "5", "--device", "cpu", "--threads", "1", "--min-len", "99"]
+    common.append("--max-len")
     args = ["synth", "--text-file", str(tmp_path / "lines.txt"), "--out", str(tmp_path / "out")]
     assert main([*args, *common, "7"]) == 0
     for i, line in enumerate(lines, 1):
@@ -37,7 +38,8 @@ def test_text_file_batch_equals_lines_one_by_one(model, tmp_path, capsys):
 
 def test_bench_prints_a_table_and_writes_json(model, tmp_path, capsys):
     out = tmp_path / "new" / "bench.json"  # the folder is made; the file appears whole (atomic write)
-    args = ["bench", "--model", str(model), "--device", "cpu", "--concurrency", "1,3", "--steps", "6"]
+    args = ["bench", "--model", str(model), "--device", "cpu", "--threads", "1", "--concurrency", "1,3"]
+    args += ["--steps", "6"]
     assert main([*args, "--max-model-len", "256", "--json", str(out)]) == 0
     table = capsys.readouterr().out
     assert "seq-steps/s" in table and "TTFB" in table
@@ -46,3 +48,22 @@ def test_bench_prints_a_table_and_writes_json(model, tmp_path, capsys):
     assert [b["concurrency"] for b in res["batches"]] == [1, 3]
     for b in res["batches"]:
         assert b["steps"] == 6 and b["seq_steps_per_s"] > 0 and b["first_chunk_ms_p50"] > 0
+    assert res["threads"] == 1 and res["voice_patches"] == 32 and res["peak_rss_gb"] > 0
+
+
+def test_bench_on_cpu_int8_fidelity_and_the_official_loop(model, tmp_path, capsys):
+    """The CPU fast path (int8 Linear weights) against fp32 on one request, and the official
+    eager loop on the CPU (it once hard-coded CUDA), from one bench call."""
+    from official import import_official
+
+    import_official()
+    out = tmp_path / "cpu.json"
+    args = ["bench", "--model", str(model), "--device", "cpu", "--threads", "1", "--concurrency", "1"]
+    args += ["--steps", "4", "--voice-patches", "2", "--cpu-weights", "int8", "--fidelity", "--official"]
+    assert main([*args, "--max-model-len", "256", "--json", str(out)]) == 0
+    assert "fidelity vs fp32" in capsys.readouterr().out
+    res = json.loads(out.read_text())
+    fid = res["fidelity"]
+    assert fid["patches"] == 4 and 0 < fid["first_patch_rel_l2"] < 0.2, fid
+    official = res["official"]["eager"]
+    assert official["device"] == "cpu" and np.isfinite(official["ms_per_step"])

@@ -82,3 +82,53 @@ def test_graphs_captured_and_replayed_on_a_worker_thread(v2_dir):
     assert engine.runner.graphs is not None
     for a, b in zip(lat, ref, strict=True):
         np.testing.assert_allclose(a, b, atol=1e-4, rtol=0)
+
+
+def test_prefill_graph_buckets_equal_eager_prefill(v2_dir):
+    """Requests admitted together replay a batched prefill graph (padding rows included) and
+    get the latents and audio of the eager prefill."""
+    plan = [(0, SynthRequest(f"line number {i}", seed=20 + i, min_len=99, max_len=5)) for i in range(3)]
+    outs = []
+    for prefill in (False, True):
+        engine = Engine(
+            EngineConfig(model_dir=str(v2_dir), device="cuda", max_num_seqs=8, prefill_graphs=prefill)
+        )
+        outs.append(_run(engine, plan))
+    assert any(b > 1 for b, _ in engine.runner.graphs.prefill_graphs)
+    for i in range(len(plan)):
+        np.testing.assert_allclose(outs[1][i][1], outs[0][i][1], atol=1e-4, rtol=0)
+        np.testing.assert_allclose(outs[1][i][0], outs[0][i][0], atol=1e-3, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_vae_decoder_setting(v2_dir, dtype):
+    """``vae_dtype`` bf16/fp16 decodes with a half copy of the decoder (the encoder stays fp32)
+    and tracks the fp32 decoder. Random weights drive the output into its +-1 clamp, which
+    amplifies rounding: relative L2 error measured 0.04 (fp16, H200) and 0.17 (bf16, CPU) on
+    these weights, 0.14 / 0.23 on the real-shape random model (docs/benchmarks.md); the bound is
+    0.3, far under the ~1.4 of unrelated audio. fp32 stays the default."""
+    from app.engine.model_runner import decoder_in
+    from app.models.voxcpm.streaming_vae import StreamingDecoder
+    from app.models.voxcpm.weights import load_model
+
+    model = load_model(str(v2_dir), "cuda", "float32")
+    fp32 = StreamingDecoder(model.audio_vae, 2)
+    copy = decoder_in(model.audio_vae, dtype)
+    half = StreamingDecoder(copy, 2)
+    assert next(model.audio_vae.parameters()).dtype == torch.float32  # the original is untouched
+    assert copy.encoder is None and next(copy.parameters()).dtype == dtype
+    gen = torch.Generator("cuda").manual_seed(0)
+    z = torch.randn(2, model.feat_dim, 12 * model.patch_size, device="cuda", generator=gen)
+    want, got = [], []
+    for j in range(12):
+        chunk = z[..., j * model.patch_size : (j + 1) * model.patch_size]
+        want.append(fp32.decode(chunk, [0, 1]))
+        got.append(half.decode(chunk, [0, 1]).float())
+    want, got = torch.cat(want, -1), torch.cat(got, -1)
+    assert torch.isfinite(got).all()
+    rel = float((got - want).norm() / want.norm())
+    assert rel < 0.3, rel
+    engine = Engine(
+        EngineConfig(model_dir=str(v2_dir), device="cuda", max_num_seqs=2, vae_dtype=str(dtype)[6:])
+    )
+    assert next(engine.runner.vae.vae.parameters()).dtype == dtype

@@ -46,14 +46,19 @@ def _text(engine: Engine, steps: int) -> str:
 
 
 def _voice(engine: Engine, patches: int) -> VoicePrompt | None:
-    """A reference voice of ``patches`` latent patches (VoxCPM2; ``None`` for VoxCPM1)."""
-    m = engine.model
-    if not m.cfg.is_v2:
+    """A voice of ``patches`` latent patches: a reference recording for VoxCPM2, a prompt
+    recording with its transcript (continuation, the only cloning mode) for VoxCPM1;
+    ``None`` (zero-shot) when ``patches`` is 0."""
+    if patches <= 0:
         return None
+    m = engine.model
     rate = m.encode_rate
     t = np.arange(patches * m.patch_size * m.audio_vae.chunk_size) / rate
     noise = np.random.default_rng(0).standard_normal(t.size)
-    return VoicePrompt(reference_audio=(0.3 * np.sin(2 * np.pi * 180 * t) + 0.05 * noise).astype(np.float32))
+    audio = (0.3 * np.sin(2 * np.pi * 180 * t) + 0.05 * noise).astype(np.float32)
+    if m.cfg.is_v2:
+        return VoicePrompt(reference_audio=audio)
+    return VoicePrompt(prompt_audio=audio, prompt_text=" ".join(WORDS[:8]))
 
 
 def run_batch(
@@ -160,7 +165,7 @@ def _kernel_profile(fn, dev: torch.device) -> dict[str, float]:
 
 
 def bench_engine(
-    config: EngineConfig, concurrencies: list[int], steps: int, t_process: float
+    config: EngineConfig, concurrencies: list[int], steps: int, t_process: float, voice_patches: int = 32
 ) -> dict[str, Any]:
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
@@ -173,8 +178,11 @@ def bench_engine(
         "ready_from_process_start_s": time.perf_counter() - t_process,
         "kv_cache_gb": engine.kv_bytes / 1024**3,
         "kv_blocks": len(engine.scheduler.blocks.blocks),
+        "threads": torch.get_num_threads(),
+        "voice_patches": voice_patches,
+        "patch_ms_of_audio": 1e3 * engine.model.samples_per_patch / engine.sample_rate,
     }
-    voice = _voice(engine, 32)
+    voice = _voice(engine, voice_patches)
     warm = run_batch(engine, 1, 8, voice, seed0=10**6)  # encodes and caches the voice
     res["warmup_first_chunk_ms"] = warm["first_chunk_ms_p50"]
     res["batches"] = [run_batch(engine, n, steps, voice, seed0=1000 * n) for n in concurrencies]
@@ -182,42 +190,136 @@ def bench_engine(
     if engine.device.type == "cuda":
         res["peak_gpu_gb"] = torch.cuda.max_memory_allocated() / 1024**3
         res["peak_gpu_reserved_gb"] = torch.cuda.max_memory_reserved() / 1024**3
+    res["peak_rss_gb"] = peak_rss_gb()
+    if engine.device.type == "cuda":
+        res["vae_error"] = vae_error(engine, voice_patches or 32)
     engine.shutdown()
     return res
 
 
-def bench_official(model_dir: str, compiled: bool, steps: tuple[int, int] = (20, 60)) -> dict[str, Any]:
+@torch.inference_mode()
+def vae_error(engine: Engine, patches: int) -> dict[str, float]:
+    """The streaming VAE decoder in bf16 and fp16 against fp32, patch by patch, on the latents of
+    the bench's reference recording: relative L2 error and largest sample error of the audio."""
+    from app.engine.model_runner import decoder_in
+    from app.models.voxcpm.streaming_vae import StreamingDecoder
+
+    m = engine.model
+    wav = _voice(engine, patches)
+    audio = wav.reference_audio if wav.reference_audio is not None else wav.prompt_audio
+    z = m.encode_audio(torch.from_numpy(audio)[None], "right")  # [1, n, P, D]
+    z = z.flatten(1, 2).transpose(1, 2)  # [1, D, n*P]
+    out: dict[str, float] = {}
+    ref = None
+    for dtype in (torch.float32, torch.bfloat16, torch.float16):
+        dec = StreamingDecoder(decoder_in(m.audio_vae, dtype), 1)
+        wave = torch.cat(
+            [
+                dec.decode(z[..., j : j + m.patch_size], [0]).float()
+                for j in range(0, z.shape[-1], m.patch_size)
+            ],
+            -1,
+        )
+        if ref is None:
+            ref = wave
+            continue
+        name = str(dtype).removeprefix("torch.")
+        out[f"{name}_rel_l2"] = float((wave - ref).norm() / ref.norm())
+        out[f"{name}_max_abs"] = float((wave - ref).abs().max())
+    return out
+
+
+def fidelity(config: EngineConfig, steps: int, voice_patches: int) -> dict[str, float]:
+    """One request (same text, voice and seed) from ``config`` and from the same engine with fp32
+    float weights: relative L2 error of the first patch, of all patches, and of the audio. The
+    decode loop feeds each patch back, so later patches drift further than the first."""
+    from dataclasses import replace
+
+    outs = []
+    for cfg in (config, replace(config, dtype="float32", cpu_weights=None, vae_dtype="float32")):
+        engine = Engine(replace(cfg, max_num_seqs=1))
+        voice = _voice(engine, voice_patches)
+        req = SynthRequest(_text(engine, steps), voice=voice, seed=7, min_len=10**6, max_len=steps)
+        rid = engine.submit(req)
+        audio: list[np.ndarray] = []
+        seqs = {}
+        while engine.has_work():
+            for seq in engine.scheduler.running:
+                seqs[seq.id] = seq
+            for ev in engine.step():
+                if hasattr(ev, "samples") and ev.request_id == rid:
+                    audio.append(ev.samples)
+        seq = seqs[rid]
+        patches = np.stack(seq.patches[seq.num_prompt :])
+        outs.append((np.concatenate(audio), patches))
+        engine.shutdown()
+
+    def rel(a: np.ndarray, b: np.ndarray) -> float:
+        return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+    (audio, lat), (ref_audio, ref_lat) = outs
+    return {
+        "first_patch_rel_l2": rel(lat[0], ref_lat[0]),
+        "patches_rel_l2": rel(lat, ref_lat),
+        "audio_rel_l2": rel(audio, ref_audio),
+        "patches": float(len(lat)),
+    }
+
+
+def peak_rss_gb() -> float:
+    """The process's peak resident memory so far (NaN where ``resource`` is missing: Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return float("nan")
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB on Linux
+
+
+def bench_official(
+    model_dir: str, compiled: bool, device: str = "cuda", steps: tuple[int, int] = (20, 60)
+) -> dict[str, Any]:
     """ms/step of the official loop (zero-shot), from two lengths so prefill and the final
-    decode cancel out. Needs the official ``voxcpm`` package."""
+    decode cancel out; on ``device`` in the official package's own dtype for it. Needs the
+    official ``voxcpm`` package."""
     import importlib
 
     cfg = json.loads((Path(model_dir) / "config.json").read_text())
     v2 = cfg.get("architecture") == "voxcpm2"
     mod = importlib.import_module("voxcpm.model.voxcpm2" if v2 else "voxcpm.model.voxcpm")
     cls = mod.VoxCPM2Model if v2 else mod.VoxCPMModel
+    dev = torch.device(device)
     t0 = time.perf_counter()
-    model = cls.from_local(model_dir, optimize=compiled, device="cuda")
+    model = cls.from_local(model_dir, optimize=compiled, device=device)
     text = " ".join(WORDS * 4)
     load = time.perf_counter() - t0
 
     def run(n: int) -> float:
         torch.manual_seed(0)
-        torch.cuda.synchronize()
+        _sync(dev)
         t = time.perf_counter()
         model.generate(target_text=text, min_len=10**6, max_len=n, retry_badcase=False)
-        torch.cuda.synchronize()
+        _sync(dev)
         return time.perf_counter() - t
 
     t0 = time.perf_counter()
-    run(steps[0])  # warm-up (compilation when optimized)
+    run(min(steps[0], 4) if dev.type == "cpu" else steps[0])  # warm-up (compilation when optimized)
     warm = time.perf_counter() - t0
     a, b = run(steps[0]), run(steps[1])
-    return {"load_s": load, "warmup_s": warm, "ms_per_step": 1e3 * (b - a) / (steps[1] - steps[0])}
+    dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
+    return {
+        "load_s": load,
+        "warmup_s": warm,
+        "ms_per_step": 1e3 * (b - a) / (steps[1] - steps[0]),
+        "dtype": dtype,
+        "device": str(dev),
+        "peak_rss_gb": peak_rss_gb(),
+    }
 
 
 def table(res: dict[str, Any]) -> str:
     lines = [
-        f"device {res['device']}  attention {res['attention']}  graphs {res['cuda_graphs']}  "
+        f"device {res['device']} ({res['threads']} threads)  attention {res['attention']}  "
+        f"graphs {res['cuda_graphs']}  peak RSS {res['peak_rss_gb']:.2f} GB  "
         f"ready {res['engine_init_s']:.1f} s (process {res['ready_from_process_start_s']:.1f} s)  "
         f"peak {res.get('peak_gpu_gb', float('nan')):.2f} GB",
         f"{'conc':>5} {'ms/step':>8} {'seq-steps/s':>12} {'steady':>9} {'RTF agg':>8} {'RTF p50':>8} "
@@ -252,47 +354,103 @@ def add_parser(subparsers) -> None:
     p.add_argument("--model", required=True, help="model folder (official layout)")
     p.add_argument("--device", default="auto")
     p.add_argument("--dtype", default=None)
+    p.add_argument("--cpu-weights", default=None, choices=["int8"], help="CPU: int8 Linear weights")
+    p.add_argument("--fidelity", action="store_true", help="CPU: also compare one request with fp32")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per usable core)")
     p.add_argument("--concurrency", default="1,4,16,64", help="comma-separated request counts")
     p.add_argument("--steps", type=int, default=100, help="patches per request")
+    p.add_argument("--voice-patches", type=int, default=32, help="reference voice length; 0: zero-shot")
     p.add_argument("--max-model-len", type=int, default=2048)
     p.add_argument("--attention", default="auto", choices=["auto", "sdpa", "triton", "flash"])
     p.add_argument("--eager", action="store_true", help="no CUDA graphs")
-    p.add_argument("--prefill-graphs", action="store_true", help="graph a lone request's prefill")
-    p.add_argument("--overlap", action="store_true", help="VAE decode on a second CUDA stream")
+    p.add_argument("--no-prefill-graphs", action="store_true", help="eager prefill (decode graphs kept)")
+    p.add_argument("--no-overlap", action="store_true", help="VAE decode on the LM's CUDA stream")
+    p.add_argument("--vae-dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     p.add_argument("--official", action="store_true", help="also time the official eager loop")
     p.add_argument("--official-compiled", action="store_true", help="also time official optimize()")
+    p.add_argument("--official-only", action="store_true", help="time the official eager loop alone")
+    p.add_argument(
+        "--peer", default=None, metavar="PEER_NVV_PY", help="also run this peer_nvv.py (same python)"
+    )
     p.add_argument("--json", default=None, help="write the results here")
     p.set_defaults(func=main)
 
 
 def main(args) -> int:
+    from app.engine.config import cpu_threads
+    from app.models.voxcpm.weights import resolve_device
+
     t_process = _process_start()
     conc = [int(c) for c in args.concurrency.split(",") if c.strip()]
+    device = resolve_device(args.device)
+    threads = args.threads or (cpu_threads() if device == "cpu" else None)
+    if threads:
+        torch.set_num_threads(threads)
     config = EngineConfig(
         model_dir=args.model,
-        device=args.device,
+        device=device,
         dtype=args.dtype,
         max_num_seqs=max(conc),
         max_model_len=args.max_model_len,
         attention=args.attention,
         cuda_graphs=not args.eager,
-        prefill_graphs=args.prefill_graphs,
-        overlap_vae=args.overlap,
+        prefill_graphs=not args.no_prefill_graphs,
+        overlap_vae=not args.no_overlap,
+        vae_dtype=args.vae_dtype,
+        threads=threads,
+        cpu_weights=args.cpu_weights,
     )
-    res = bench_engine(config, conc, args.steps, t_process)
-    official = {}
-    if args.official:
-        official["eager"] = bench_official(args.model, compiled=False)
-    if args.official_compiled:
-        official["optimize"] = bench_official(args.model, compiled=True)
-    if official:
-        res["official"] = official
-        one = res["batches"][0]["ms_per_step"]
-        res["speedup_vs_official"] = {k: v["ms_per_step"] / one for k, v in official.items()}
-    print(table(res))
+    cpu_steps = (max(2, args.steps // 4), args.steps)
+    if args.official_only:
+        res = {"official": {"eager": bench_official(args.model, False, device, cpu_steps)}}
+        print(f"official eager: {res['official']['eager']}")
+    else:
+        res = bench_engine(config, conc, args.steps, t_process, args.voice_patches)
+        official = {}
+        steps = cpu_steps if device == "cpu" else (20, 60)
+        if args.official:
+            official["eager"] = bench_official(args.model, False, device, steps)
+        if args.official_compiled:
+            official["optimize"] = bench_official(args.model, True, device, steps)
+        if official:
+            res["official"] = official
+            one = res["batches"][0]["ms_per_step"]
+            res["speedup_vs_official"] = {k: v["ms_per_step"] / one for k, v in official.items()}
+        if args.fidelity:
+            res["fidelity"] = fidelity(config, min(args.steps, 12), args.voice_patches)
+            print(f"fidelity vs fp32: {res['fidelity']}")
+        print(table(res))
+    if args.peer:
+        res["peer"] = run_peer(args.peer, args.model, conc, args.steps)
     if args.json:
         atomic.write_text(args.json, json.dumps(res, indent=1))
     return 0
+
+
+def run_peer(script: str, model: str, conc: list[int], steps: int) -> dict[str, Any]:
+    """The peer engine's own benchmark (``shared/peer-bench/peer_nvv.py``), run by the same
+    Python right after ours, so both figures come from one call on one machine state."""
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "peer.json"
+        cmd = [
+            sys.executable,
+            script,
+            model,
+            "--concurrency",
+            ",".join(map(str, conc)),
+            "--steps",
+            str(steps),
+        ]
+        proc = subprocess.run([*cmd, "--json", str(out)], capture_output=True, text=True)
+        print(proc.stdout[-4000:], end="")
+        if proc.returncode != 0 or not out.exists():
+            print(proc.stderr[-4000:], end="")
+            return {"error": f"peer benchmark exited with {proc.returncode}"}
+        return json.loads(out.read_text())
 
 
 def _process_start() -> float:

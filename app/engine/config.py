@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 
@@ -25,10 +26,20 @@ class EngineConfig:
     gpu_memory_utilization: float = 0.9
     cuda_graphs: bool = True  # ignored on CPU
     graph_timesteps: int = 10  # the decode graphs cover requests with this many CFM steps
-    # Not yet measured on a GPU, so off by default: graph a lone request's prefill (time to first
-    # audio), and run the streaming VAE on a second CUDA stream beside the LM step.
-    prefill_graphs: bool = False
-    overlap_vae: bool = False
+    # Graph the prefill in (batch, width) buckets: the time to first audio (docs/benchmarks.md).
+    prefill_graphs: bool = True
+    # Run the streaming VAE on a second CUDA stream beside the LM step (3-4 % faster, measured).
+    overlap_vae: bool = True
+    # The streaming VAE decoder's dtype. bfloat16/float16 are ~15 % faster at 64 requests on CUDA,
+    # but on random real-shape weights their audio is 14-23 % (relative L2) off fp32
+    # (docs/benchmarks.md), so fp32 stays the default until a real checkpoint says otherwise.
+    vae_dtype: str = "float32"  # float32 | bfloat16 | float16
+    # CPU only: "int8" runs the transformer stacks' Linear layers with int8 weights (dynamic
+    # quantization; error against fp32 in docs/benchmarks.md). None keeps float weights.
+    cpu_weights: str | None = None
+    # CPU threads for the model's math (torch.set_num_threads) when set; None leaves the process's
+    # setting. The CLI passes cpu_threads() unless told otherwise.
+    threads: int | None = None
     attention: str = "auto"  # auto | sdpa | triton | flash
     voice_cache_size: int = 32  # VAE-encoded voices kept per engine
 
@@ -37,5 +48,20 @@ class EngineConfig:
             raise ValueError("max_num_seqs, max_num_batched_tokens and block_size must be positive")
         if self.max_model_len < 16:
             raise ValueError("max_model_len must be at least 16")
+        if self.vae_dtype not in ("float32", "bfloat16", "float16"):
+            raise ValueError("vae_dtype must be float32, bfloat16 or float16")
+        if self.cpu_weights not in (None, "int8"):
+            raise ValueError("cpu_weights must be None or 'int8'")
+        if self.threads is not None and self.threads < 1:
+            raise ValueError("threads must be at least 1")
         if not 0.05 <= self.gpu_memory_utilization <= 1.0:
             raise ValueError("gpu_memory_utilization must be between 0.05 and 1")
+
+
+def cpu_threads() -> int:
+    """The cores this process may run on (its affinity mask, which containers and ``taskset``
+    narrow), which is what intra-op threads should match."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # Windows, macOS
+        return max(1, os.cpu_count() or 1)

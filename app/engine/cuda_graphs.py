@@ -1,5 +1,5 @@
-"""CUDA graphs of the whole decode step, one per batch-size bucket, and of a single
-request's prefill, one per width bucket (the time to first audio of a lone request).
+"""CUDA graphs of the whole decode step, one per batch-size bucket, and of the prefill, one per
+(batch, width) bucket: the time to first audio of a lone request and of requests admitted together.
 
 A graph covers everything :meth:`ModelRunner.step_core` launches: the DiT condition, all CFM
 estimator calls with CFG, the stop head, LocEnc, both LMs with paged attention, and the
@@ -15,8 +15,10 @@ import torch
 
 from app.engine.model_runner import ModelRunner
 
-PREFILL_WIDTHS = (16, 32, 64, 128, 256)
-WIDE = ("ids", "feats", "audio", "text", "positions")  # prefill inputs with a width dimension
+PREFILL_WIDTHS = (16, 32, 64, 128, 256)  # a lone request's prefill: new positions, rounded up
+PREFILL_BATCHES = (2, 4, 8, 16, 32, 64)  # requests admitted together (capped at max_num_seqs)
+BATCH_WIDTHS = (32, 128)  # a batch's widths: text over a cached voice, or an uncached prompt
+PREFILL_TOKENS = 4096  # no bucket wider than this many positions (batch x width)
 
 
 def buckets(max_bs: int) -> list[int]:
@@ -30,8 +32,8 @@ class CudaGraphs:
         self.timesteps = timesteps
         self.sizes = buckets(max_bs)
         self.graphs: dict[int, torch.cuda.CUDAGraph] = {}
-        self.prefill_graphs: dict[int, torch.cuda.CUDAGraph] = {}
-        self.prefill_static: dict[str, torch.Tensor] = {}
+        self.prefill_graphs: dict[tuple[int, int], torch.cuda.CUDAGraph] = {}
+        self.prefill_static: dict[tuple[int, int], dict[str, torch.Tensor]] = {}
         self.with_prefill = prefill
 
     def covers(self, n: int, steps: list[int]) -> bool:
@@ -74,57 +76,49 @@ class CudaGraphs:
             self._pad(n, bs)
         self.graphs[bs].replay()
 
+    def prefill_keys(self) -> list[tuple[int, int]]:
+        """The (batch, width) buckets graphed: every width for a lone request (its first chunk),
+        two widths for batches (new requests admitted together, usually over a cached voice)."""
+        keys = [(1, w) for w in PREFILL_WIDTHS]
+        for b in PREFILL_BATCHES:
+            b = min(b, self.sizes[-1])
+            keys += [(b, w) for w in BATCH_WIDTHS if b > 1 and b * w <= PREFILL_TOKENS]
+        return sorted(set(keys))
+
     def _capture_prefill(self, pool) -> None:
-        """One graph per width for a batch of one; inputs at rest write only scratch rows."""
+        """One graph per (batch, width) bucket; inputs at rest write only scratch rows."""
         r = self.runner
         self.prefill_buffers()
-        for w in reversed(PREFILL_WIDTHS):
-            view = self._view(w)
-            r.prefill_core(view)  # warm-up
+        for key in sorted(self.prefill_static, key=lambda k: -k[0] * k[1]):
+            x = self.prefill_static[key]
+            r.prefill_core(x)  # warm-up
             torch.cuda.synchronize()
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph, pool=pool, capture_error_mode="thread_local"):
-                r.prefill_core(view)
+                r.prefill_core(x)
             torch.cuda.synchronize()
-            self.prefill_graphs[w] = graph
+            self.prefill_graphs[key] = graph
 
     def prefill_buffers(self) -> None:
-        """The static prefill inputs, at rest: a batch of one that touches only scratch rows."""
+        """The static prefill inputs of every bucket, at rest: rows that touch only scratch."""
         r = self.runner
-        w_max, long = PREFILL_WIDTHS[-1], torch.long
-        x = {
-            "ids": torch.zeros(1, w_max, dtype=long),
-            "feats": torch.zeros(1, w_max, r.P, r.D),
-            "audio": torch.zeros(1, w_max, dtype=torch.bool),
-            "text": torch.zeros(1, w_max, dtype=torch.bool),
-            "positions": torch.zeros(1, w_max, dtype=long),
-            "slots": torch.full((w_max,), r.base_kv.scratch_block * r.block_size, dtype=long),
-            "tables": torch.full((1, r.max_blocks), r.base_kv.scratch_block, dtype=long),
-            "starts": torch.zeros(1, dtype=long),
-            "lens": torch.ones(1, dtype=torch.int32),
-            "last": torch.zeros(1, dtype=long),
-            "idx": torch.full((1,), r.scratch_slot, dtype=long),
+        self.prefill_static = {
+            (b, w): {k: v.to(r.device) for k, v in r.prefill_inputs([], w, r.max_blocks, rows=b).items()}
+            for b, w in self.prefill_keys()
         }
-        self.prefill_static = {k: v.to(r.device) for k, v in x.items()}
 
-    def _view(self, w: int) -> dict[str, torch.Tensor]:
-        """The static prefill inputs cut to width ``w``."""
-        out = {}
-        for k, v in self.prefill_static.items():
-            out[k] = v[:w] if k == "slots" else v[:, :w] if k in WIDE else v
-        return out
-
-    def covers_prefill(self, batch: int, width: int) -> bool:
-        return self.with_prefill and batch == 1 and width <= PREFILL_WIDTHS[-1]
-
-    def prefill_width(self, width: int) -> int:
-        return next(w for w in PREFILL_WIDTHS if w >= width)
+    def prefill_bucket(self, batch: int, width: int) -> tuple[int, int] | None:
+        """The smallest graphed bucket (fewest positions) that holds ``batch`` rows of ``width``."""
+        if not self.with_prefill:
+            return None
+        fits = [k for k in self.prefill_keys() if k[0] >= batch and k[1] >= width]
+        return min(fits, key=lambda k: (k[0] * k[1], k[0])) if fits else None
 
     def prefill(self, x: dict[str, torch.Tensor]) -> None:
-        """Copy one request's inputs (built ``prefill_width`` wide) in and replay."""
-        w = x["ids"].shape[1]
-        view = self._view(w)
+        """Copy a batch's inputs (built at a bucket's shape) in and replay that bucket."""
+        key = (x["ids"].shape[0], x["ids"].shape[1])
+        static = self.prefill_static[key]
         with torch.inference_mode():
             for k, v in x.items():
-                view[k].copy_(v, non_blocking=True)
-        self.prefill_graphs[w].replay()
+                static[k].copy_(v, non_blocking=True)
+        self.prefill_graphs[key].replay()

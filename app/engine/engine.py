@@ -39,6 +39,7 @@ from app.models.voxcpm.prompt import (
     normalize_text,
     patch_budget,
 )
+from app.models.voxcpm.quantize import quantize_int8
 from app.models.voxcpm.tokenizer import TextTokenizer
 from app.models.voxcpm.weights import load_model, resolve_device
 
@@ -58,10 +59,14 @@ class Engine:
         say = progress or (lambda _f, _s: None)
         self.config = config
         self.device = torch.device(resolve_device(config.device))
+        if self.device.type == "cpu" and config.threads:
+            torch.set_num_threads(config.threads)
         say(0.05, "Loading the model")
         self.model = (
             model if model is not None else load_model(config.model_dir, str(self.device), config.dtype)
         )
+        if config.cpu_weights == "int8" and self.device.type == "cpu":
+            self.model = quantize_int8(self.model)
         self.tokenizer = TextTokenizer(config.model_dir)
         self.model_name = Path(config.model_dir).name
         self.sample_rate = self.model.output_rate
@@ -78,6 +83,7 @@ class Engine:
             self.max_model_len,
             backend,
             overlap_vae=config.overlap_vae,
+            vae_dtype=getattr(torch, config.vae_dtype),
         )
         self.scheduler = Scheduler(
             BlockManager(num_blocks, config.block_size), config.max_num_seqs, config.max_num_batched_tokens

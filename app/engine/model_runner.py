@@ -10,6 +10,7 @@ Noise is drawn per request from its own generator before the step, into a static
 
 from __future__ import annotations
 
+from copy import deepcopy
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,7 @@ import torch
 
 from app.engine.attention import AttnContext, PagedKVCache
 from app.engine.sequence import Sequence
+from app.models.voxcpm.audio_vae import AudioVAE
 from app.models.voxcpm.model import VoxCPM
 from app.models.voxcpm.streaming_vae import StreamingDecoder
 
@@ -31,6 +33,20 @@ class StepOutput:
     audio: np.ndarray  # [B, samples_per_patch] float32
 
 
+def decoder_in(vae: AudioVAE, dtype: torch.dtype) -> AudioVAE:
+    """``vae`` itself when its weights are ``dtype``, else a copy of its decoder half in ``dtype``
+    (the encoder, which encodes voices, stays as loaded)."""
+    if next(vae.decoder.parameters()).dtype == dtype:
+        return vae
+    encoder = vae.encoder
+    vae.encoder = None
+    try:
+        copy = deepcopy(vae)
+    finally:
+        vae.encoder = encoder
+    return copy.to(dtype)
+
+
 class ModelRunner:
     def __init__(
         self,
@@ -41,6 +57,7 @@ class ModelRunner:
         max_model_len: int,
         attention: str = "sdpa",
         overlap_vae: bool = True,
+        vae_dtype: torch.dtype | None = None,
     ) -> None:
         self.model = model
         cfg = model.cfg
@@ -67,7 +84,7 @@ class ModelRunner:
         self.lm_h = torch.zeros(rows, hidden, dtype=self.dtype, device=self.device)
         self.res_h = torch.zeros(rows, hidden, dtype=self.dtype, device=self.device)
         self.cond = torch.zeros(rows, self.P, self.D, dtype=self.dtype, device=self.device)
-        self.vae = StreamingDecoder(model.audio_vae, rows)
+        self.vae = StreamingDecoder(decoder_in(model.audio_vae, vae_dtype or torch.float32), rows)
         self.samples = model.samples_per_patch
         self._alloc_static(max_num_seqs)
         self.graphs = None  # set by CudaGraphs.capture
@@ -98,20 +115,25 @@ class ModelRunner:
         """Compute KV for every position past each sequence's cached prefix, and its carry."""
         need = max(len(s) - s.num_computed for s in seqs)
         graphs = self.graphs
-        if graphs is not None and graphs.covers_prefill(len(seqs), need):
-            graphs.prefill(self.prefill_inputs(seqs, graphs.prefill_width(need), self.max_blocks))
+        bucket = graphs.prefill_bucket(len(seqs), need) if graphs is not None else None
+        if bucket is not None:
+            graphs.prefill(self.prefill_inputs(seqs, bucket[1], self.max_blocks, rows=bucket[0]))
         else:  # widths rounded up so repeated requests reuse the same GEMM shapes
             x = self.prefill_inputs(seqs, -(-need // 16) * 16)
             self.prefill_core({k: v.to(self.device) for k, v in x.items()})
         for seq in seqs:
             seq.num_computed = len(seq)
 
-    def prefill_inputs(self, seqs: list[Sequence], width: int, nb: int = 0) -> dict[str, torch.Tensor]:
+    def prefill_inputs(
+        self, seqs: list[Sequence], width: int, nb: int = 0, rows: int = 0
+    ) -> dict[str, torch.Tensor]:
         """Host tensors for :meth:`prefill_core`: rows right-padded to ``width`` positions (pads
-        write to the scratch block), block tables ``max(nb, longest)`` wide."""
+        write to the scratch block), block tables ``max(nb, longest)`` wide, and padding rows up
+        to ``rows`` that read and write only the scratch block and the scratch state slot."""
         bs, scratch = self.block_size, self.base_kv.scratch_block
-        b = len(seqs)
-        nb = max(nb, *(len(s.block_table) for s in seqs))
+        b = max(rows, len(seqs))
+        pad = [0] * (b - len(seqs))
+        nb = max(nb, 1, *(len(s.block_table) for s in seqs))
         x = {
             "ids": torch.zeros(b, width, dtype=torch.long),
             "feats": torch.zeros(b, width, self.P, self.D, dtype=torch.float32),
@@ -120,10 +142,12 @@ class ModelRunner:
             "positions": torch.zeros(b, width, dtype=torch.long),
             "slots": torch.full((b, width), scratch * bs, dtype=torch.long),
             "tables": torch.full((b, nb), scratch, dtype=torch.long),
-            "starts": torch.tensor([s.num_computed for s in seqs]),
-            "lens": torch.tensor([len(s) for s in seqs], dtype=torch.int32),
-            "last": torch.tensor([len(s) - s.num_computed - 1 for s in seqs]),
-            "idx": torch.tensor([s.vae_slot for s in seqs]),
+            "starts": torch.tensor([s.num_computed for s in seqs] + pad, dtype=torch.long),
+            "lens": torch.tensor([len(s) for s in seqs] + [1] * len(pad), dtype=torch.int32),
+            "last": torch.tensor([len(s) - s.num_computed - 1 for s in seqs] + pad, dtype=torch.long),
+            "idx": torch.tensor(
+                [s.vae_slot for s in seqs] + [self.scratch_slot] * len(pad), dtype=torch.long
+            ),
         }
         for row, seq in enumerate(seqs):
             start, n = seq.num_computed, len(seq) - seq.num_computed

@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from app.models.voxcpm import kernels
 from app.models.voxcpm.locdit import LocDiT
 
 
@@ -28,17 +29,14 @@ class CFM(nn.Module):
         self.mean_mode = mean_mode
 
     def velocity(
-        self, x: torch.Tensor, mu: torch.Tensor, t: torch.Tensor, dt: torch.Tensor, cond: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Conditional and unconditional velocities at one time, ``t``/``dt`` scalars."""
-        b = x.shape[0]
-        n = 2 * b
+        self, x: torch.Tensor, mu2: torch.Tensor, t: torch.Tensor, dt: torch.Tensor, cond2: torch.Tensor
+    ) -> torch.Tensor:
+        """``[2B, D, P]``: conditional then unconditional velocities at one time (``t``/``dt``
+        scalars); ``mu2 = [mu, 0]`` and ``cond2 = [cond, cond]`` are built once per solve."""
+        n = 2 * x.shape[0]
         ts = t.reshape(1).expand(n)
         dts = dt.reshape(1).expand(n) if self.mean_mode else torch.zeros_like(ts)
-        v = self.estimator(
-            torch.cat([x, x]), torch.cat([mu, torch.zeros_like(mu)]), ts, torch.cat([cond, cond]), dts
-        )
-        return v[:b], v[b:]
+        return self.estimator(torch.cat([x, x]), mu2, ts, cond2, dts)
 
     def solve(
         self,
@@ -58,21 +56,30 @@ class CFM(nn.Module):
         t, dt = t_span[0], t_span[0] - t_span[1]
         zero_steps = max(1, int((n_steps + 1) * 0.04))
         g = cfg.to(torch.float32).view(-1, 1, 1)
+        mu2, cond2 = torch.cat([mu, torch.zeros_like(mu)]), torch.cat([cond, cond])
+        fused = cfg_zero_star and kernels.usable(x)
         for step in range(1, n_steps + 1):
             if cfg_zero_star and step <= zero_steps:
-                v = torch.zeros_like(x)
+                x = x - dt * torch.zeros_like(x)
+            elif fused:  # the CFG-zero* update and the Euler step in one kernel
+                x = kernels.cfg_euler(x, self.velocity(x, mu2, t, dt, cond2), g, dt)
             else:
-                v_c, v_u = self.velocity(x, mu, t, dt, cond)
-                if cfg_zero_star:
-                    pos, neg = v_c.reshape(x.shape[0], -1), v_u.reshape(x.shape[0], -1)
-                    s = (pos * neg).sum(1, keepdim=True) / ((neg**2).sum(1, keepdim=True) + 1e-8)
-                    s = s.view(-1, 1, 1)
-                else:
-                    s = torch.ones_like(g, dtype=x.dtype)
-                base = v_u * s
-                v = base + (g * (v_c - base).float()).to(x.dtype)
-            x = x - dt * v
+                x = x - dt * self.guide(self.velocity(x, mu2, t, dt, cond2), g, cfg_zero_star)
             t = t - dt
             if step < n_steps:
                 dt = t - t_span[step + 1]
         return x
+
+    @staticmethod
+    def guide(v2: torch.Tensor, g: torch.Tensor, cfg_zero_star: bool) -> torch.Tensor:
+        """The guided velocity from ``v2 = [v_cond, v_uncond]`` and guidance ``g [B, 1, 1]``."""
+        b = v2.shape[0] // 2
+        v_c, v_u = v2[:b], v2[b:]
+        if cfg_zero_star:
+            pos, neg = v_c.reshape(b, -1), v_u.reshape(b, -1)
+            s = (pos * neg).sum(1, keepdim=True) / ((neg**2).sum(1, keepdim=True) + 1e-8)
+            s = s.view(-1, 1, 1)
+        else:
+            s = torch.ones_like(g, dtype=v2.dtype)
+        base = v_u * s
+        return base + (g * (v_c - base).float()).to(v2.dtype)

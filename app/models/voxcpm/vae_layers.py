@@ -114,11 +114,31 @@ class CausalConv(nn.Module):
                 y = F.conv_transpose1d(x, w, self.bias, self.stride, groups=self.groups)
                 return y[..., : y.shape[-1] - self.trim]
             c = self.context
-            y = F.conv_transpose1d(stream.extend(self, x, c), w, self.bias, self.stride, groups=self.groups)
+            x = stream.extend(self, x, c)
+            if x.device.type == "cpu" and self.groups == 1:
+                y = conv_transpose_gemm(x, w, self.bias, self.stride)
+            else:
+                y = F.conv_transpose1d(x, w, self.bias, self.stride, groups=self.groups)
             return y[..., c * self.stride : (c + n) * self.stride]
         if self.left_pad:
             x = F.pad(x, (self.left_pad, 0)) if stream is None else stream.extend(self, x, self.left_pad)
         return F.conv1d(x, w, self.bias, self.stride, 0, self.dilation, self.groups)
+
+
+def conv_transpose_gemm(
+    x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor | None, stride: int
+) -> torch.Tensor:
+    """``conv_transpose1d(x, w, bias, stride)`` as one GEMM and an overlap-add (``fold``).
+
+    On the CPU a streaming call feeds a few frames at a time, for which PyTorch takes its slow
+    (non-oneDNN) transposed-convolution path; the GEMM form reads the weight once and is several
+    times faster there. ``x [B, Cin, T]``, ``w [Cin, Cout, K]``, groups 1."""
+    b, cin, t = x.shape
+    cout, k = w.shape[1], w.shape[2]
+    cols = torch.matmul(x.transpose(1, 2), w.reshape(cin, cout * k))  # [B, T, Cout*K]
+    length = (t - 1) * stride + k
+    y = F.fold(cols.transpose(1, 2), (1, length), (1, k), stride=(1, stride)).view(b, cout, length)
+    return y if bias is None else y + bias[:, None]
 
 
 def _down_pad(stride: int, version: int) -> int:
