@@ -177,9 +177,10 @@ class VoicePanel(QWidget):
         return self.library.list()
 
     def selected(self) -> Voice | None:
-        item = self.list.currentItem()
-        if item is None:
+        row = self.list.currentRow()  # not currentItem(): see ui/views/segment_table.py on None
+        if not 0 <= row < self.list.count():
             return None
+        item = self.list.item(row)
         try:
             return self.library.get(item.data(Qt.ItemDataRole.UserRole))
         except VoxDeskError:
@@ -197,7 +198,7 @@ class VoicePanel(QWidget):
             self.list.addItem(item)
             if voice.id == current:
                 self.list.setCurrentItem(item)
-        if self.list.currentItem() is None and self.list.count():
+        if self.list.currentRow() < 0 and self.list.count():
             self.list.setCurrentRow(0)
         self.list.blockSignals(False)
         self._show_selected()
