@@ -18,6 +18,7 @@ from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from app import project as projects
+from app import quarantine
 from app.errors import VoxDeskError
 from app.voices.library import VoiceLibrary
 from ui.dialogs import Dialogs
@@ -84,6 +85,7 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if state:
             self.restoreState(state)
+        QTimer.singleShot(0, self.show_problems)  # files set aside while starting: one message
 
     # --- construction -----------------------------------------------------------------------
     def _build_layout(self) -> None:
@@ -155,13 +157,35 @@ class MainWindow(QMainWindow):
 
     # --- project ----------------------------------------------------------------------------
     def _open_last_project(self) -> projects.Project:
-        """The most recent autosave (a crash or a normal exit both leave one), else a new script."""
+        """The most recent autosave (a crash or a normal exit both leave one), else a new script.
+        An autosave that cannot be read is set aside and the next one tried; one that needed a
+        repair (a broken rule turned off) is set aside as it was and saved again repaired."""
+        projects.clean_leftovers()
         for path in projects.autosaves():
             try:
-                return projects.Project.load(path)
-            except VoxDeskError as err:
-                log.warning("Skipping autosave %s: %s", path, err)
+                project = projects.Project.load(path)
+            except Exception as exc:  # noqa: BLE001 - whatever is in it, the window opens
+                if not isinstance(exc, VoxDeskError):
+                    log.exception("Reading the autosave %s failed", path)
+                quarantine.set_aside(path, str(exc) or type(exc).__name__)
+                continue
+            if project.problems:
+                quarantine.set_aside(path, "; ".join(project.problems))
+                self.project = project
+                self.autosave()
+            return project
         return projects.Project()
+
+    def show_problems(self) -> None:
+        """One message for what was set aside or skipped since the last one (files that could
+        not be read, pronunciation rules that ran out of time)."""
+        lines = []
+        notices = quarantine.take_notices()
+        if notices:
+            lines.append(quarantine.message(notices))
+        lines += self.project.rules.take_problems()
+        if lines:
+            self.dialogs.error(self, "\n\n".join(lines))
 
     def _load_project_into_views(self) -> None:
         s = self.project.settings
@@ -223,6 +247,8 @@ class MainWindow(QMainWindow):
 
     def _refresh_segments(self) -> None:
         self.session.reset(self.project)
+        if self.project.rules.problems:
+            QTimer.singleShot(0, self.show_problems)
         self.script.table.set_rows([self._row(i) for i in range(len(self.session.segments))])
         if not self.session.busy():
             segments = self.session.segments
