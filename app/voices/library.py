@@ -197,9 +197,7 @@ class VoiceLibrary:
         except OSError:
             return []
         return [
-            p
-            for p in entries
-            if p.is_dir() and not p.name.startswith(".") and not quarantine.is_set_aside(p)
+            p for p in entries if p.is_dir() and not p.name.startswith(".") and not quarantine.is_set_aside(p)
         ]
 
     def list(self) -> list[Voice]:
