@@ -138,6 +138,7 @@ class MainWindow(QMainWindow):
         self.voices.voiceRenamed.connect(self._voice_renamed)
         self.voices.playRequested.connect(self.play_audio)
         self.voices.recordRequested.connect(self.actions.record_voice)
+        self.voices.latentsCleared.connect(self._forget_prompts)
         self.transport.speakClicked.connect(self.speak)
         self.transport.stopClicked.connect(self.stop)
         self.transport.playPauseClicked.connect(self.play_pause)
@@ -314,6 +315,10 @@ class MainWindow(QMainWindow):
                 model_id=self.model.model_id,
             )
         return key, self._prompts[cache_key]
+
+    def _forget_prompts(self, voice_id: str) -> None:
+        """Re-encode: drop the voice's prompts built from its (now deleted) cached latents."""
+        self._prompts = {k: p for k, p in self._prompts.items() if not k[0].startswith(f"{voice_id}:")}
 
     def _index_voices(self) -> None:
         """Read the library once per Speak: names to voices, for the segments' tags."""
