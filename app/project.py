@@ -148,12 +148,18 @@ class Project:
     path: Path | None = None  # where it was last saved or loaded from; not stored in the file
     # What loading had to repair (a rule turned off, unusable entries dropped); not stored.
     problems: list[str] = field(default_factory=list)
+    # The last split: (text, max_chars, segments); jobs(), keys() and to_dict() each need it.
+    split_cache: tuple[str, int, list[Segment]] | None = field(default=None, repr=False, compare=False)
 
     # --- segments ---------------------------------------------------------------------------
 
     def segments(self) -> list[Segment]:
-        """The script split into segments (see app/text/segmenter.py)."""
-        return split_script(self.text, self.settings.max_chars)
+        """The script split into segments (see app/text/segmenter.py); split once per text."""
+        cached = self.split_cache
+        if cached is None or cached[1] != self.settings.max_chars or cached[0] != self.text:
+            cached = (self.text, self.settings.max_chars, split_script(self.text, self.settings.max_chars))
+            self.split_cache = cached
+        return list(cached[2])
 
     def keys(self) -> list[str]:
         """A stable key per segment: voice + text, with a counter for repeated sentences."""

@@ -54,3 +54,31 @@ def test_a_runaway_regex_in_the_window_is_reported_and_the_window_works(qtbot, h
     window.script.editor.setPlainText(f"{EVIL_TEXT} again.")
     window.script.flush()
     assert len(dialogs.errors) == 1  # reported once, not per edit
+
+
+def test_a_large_paste_is_segmented_off_the_gui_thread(qtbot, home, monkeypatch):  # noqa: F811
+    import threading
+
+    from app import project as project_module
+
+    threads: list[str] = []
+    real = project_module.split_script
+
+    def recording(text, max_chars):
+        threads.append(threading.current_thread().name)
+        return real(text, max_chars)
+
+    monkeypatch.setattr(project_module, "split_script", recording)
+    window = open_window(qtbot, None, ScriptedDialogs())
+    line = "Hello there Mr. Smith, how are you e.g. today. " * 2100  # one 100k-character line
+    threads.clear()
+    window.script.editor.setPlainText(line)
+    window.script.flush()
+    assert window.script.table.rows() == []  # not yet: the GUI thread did not wait for it
+    qtbot.waitUntil(lambda: len(window.script.table.rows()) > 2000, timeout=30_000)
+    assert threads and set(threads) == {"voxdesk-segmenter"}
+    assert [r.text for r in window.script.table.rows()] == [s.text for s in real(line, 200)]
+    window.script.editor.setPlainText("Short again.")  # a small edit after a large one wins
+    window.script.flush()
+    qtbot.wait(50)
+    assert [r.text for r in window.script.table.rows()] == ["Short again."]
