@@ -62,7 +62,7 @@ def atomic_path(path: str | os.PathLike[str], suffix: str | None = None) -> Iter
             os.fsync(f.fileno())
         os.replace(tmp, target)
         tmp = None
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
     except OSError as exc:
         friendly = friendly_error(exc, target)
         if friendly is not None:
@@ -74,7 +74,7 @@ def atomic_path(path: str | os.PathLike[str], suffix: str | None = None) -> Iter
                 tmp.unlink()
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     """Persist the rename itself (POSIX only; Windows cannot open directories)."""
     if os.name != "posix":
         return

@@ -12,6 +12,7 @@ through ``SUBCOMMANDS``: append ``add_parser(subparsers)`` functions to add more
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -311,10 +312,12 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     from app.models.voxcpm.config import load_config
     from app.models.voxcpm.model import VoxCPM
+    from app.models.voxcpm.tokenizer import check_tokenizer
     from app.models.voxcpm.weights import check_model_files
 
     cfg = load_config(args.model)
     files = check_model_files(args.model, cfg)  # a damaged model is an error, not a report
+    tokens = check_tokenizer(args.model, cfg.lm.vocab_size)
     with torch.device("meta"):
         model = VoxCPM(cfg)
     names = ("base_lm", "residual_lm", "feat_encoder", "feat_decoder", "audio_vae")
@@ -332,6 +335,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"  {name:<24}{n / 1e6:>10.2f} M")
     print(f"  {'total':<24}{total / 1e6:>10.2f} M")
     print(f"weights: {', '.join(p.name for p in files)} (intact, shapes match config.json)")
+    print(f"tokenizer: {tokens} entries, all inside the model's vocabulary of {cfg.lm.vocab_size}")
     return 0
 
 
@@ -406,8 +410,29 @@ def _self_test(argv: list[str]) -> int:
     return run_self_test(args.model_dir, args.device)
 
 
+def _undecodable(argv: list[str]) -> str | None:
+    """The first argument that is not UTF-8 text (Python keeps its bytes as lone surrogates), shown
+    with the bad bytes escaped; an existing file's name is fine whatever its bytes."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            if os.path.exists(arg):
+                continue
+            return arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    bad = _undecodable(argv)
+    if bad is not None:
+        print(
+            f"voxdesk: the argument “{bad}” is not valid UTF-8 text. Retype it, or save the text "
+            "in a UTF-8 file.",
+            file=sys.stderr,
+        )
+        return 2
     if argv[:1] == ["--self-test"]:  # the installation check (bundle builds, support): see app/selftest.py
         return _self_test(argv[1:])
     if not argv:

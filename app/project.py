@@ -16,19 +16,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import re
 import uuid
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from app import atomic
+from app import atomic, quarantine
 from app.errors import VoxDeskError
-from app.text.pronunciation import PronunciationList
+from app.text.pronunciation import PronunciationList, compile_rule
 from app.text.segmenter import DEFAULT_MAX_CHARS, MIN_MAX_CHARS, Segment, split_script
 
 VERSION = 1
 SUFFIX = ".voxdesk"
 STATUSES = ("queued", "generating", "done", "failed")
+# Ids and segment keys read from a file become file names: only these shapes are accepted.
+_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_KEY = re.compile(r"[0-9a-f]{12}-[0-9]{1,6}")
+MAX_TEXT = 10_000_000  # characters; a bigger "script" is a damaged file, not a script
+
+log = logging.getLogger(__name__)
 
 
 def _pick(cls: type, data: Any) -> Any:
@@ -144,12 +152,20 @@ class Project:
     results: dict[str, SegmentResult] = field(default_factory=dict)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     path: Path | None = None  # where it was last saved or loaded from; not stored in the file
+    # What loading had to repair (a rule turned off, unusable entries dropped); not stored.
+    problems: list[str] = field(default_factory=list)
+    # The last split: (text, max_chars, segments); jobs(), keys() and to_dict() each need it.
+    split_cache: tuple[str, int, list[Segment]] | None = field(default=None, repr=False, compare=False)
 
     # --- segments ---------------------------------------------------------------------------
 
     def segments(self) -> list[Segment]:
-        """The script split into segments (see app/text/segmenter.py)."""
-        return split_script(self.text, self.settings.max_chars)
+        """The script split into segments (see app/text/segmenter.py); split once per text."""
+        cached = self.split_cache
+        if cached is None or cached[1] != self.settings.max_chars or cached[0] != self.text:
+            cached = (self.text, self.settings.max_chars, split_script(self.text, self.settings.max_chars))
+            self.split_cache = cached
+        return list(cached[2])
 
     def keys(self) -> list[str]:
         """A stable key per segment: voice + text, with a counter for repeated sentences."""
@@ -222,9 +238,9 @@ class Project:
 
     def audio_dir(self) -> Path:
         """Cache folder for this project's segment audio."""
-        from app.paths import cache_dir
-
-        folder = cache_dir() / "segments" / self.id
+        if not _ID.fullmatch(self.id):
+            raise _damaged_id()
+        folder = _segments_root() / self.id
         folder.mkdir(parents=True, exist_ok=True)
         return folder
 
@@ -246,25 +262,48 @@ class Project:
 
     @classmethod
     def from_dict(cls, data: Any) -> Project:
-        """Parse a project document; VoxDeskError if it is not one."""
+        """Parse a project document; VoxDeskError if it is not one.
+
+        What can be repaired is, and is listed in ``problems``: a pronunciation rule that does not
+        compile is turned off, overrides/results under keys VoxDesk never makes are dropped, an id
+        that is not a plain name is replaced (ids and keys become file names)."""
         if not isinstance(data, dict) or data.get("format") != "voxdesk-project":
             raise VoxDeskError("This file is not a VoxDesk project. Open a .voxdesk file.")
+        problems: list[str] = []
         try:
+            text = data.get("text", "")
+            if not isinstance(text, str) or len(text) > MAX_TEXT:
+                raise ValueError("its text is not a script")
+            rules = PronunciationList.from_list(data.get("pronunciation"))
+            rules.set_rules(_usable_rules(rules, problems))
+            overrides = {
+                str(k): _pick(SegmentOverride, v) for k, v in dict(data.get("overrides") or {}).items()
+            }
+            results = {str(k): _pick(SegmentResult, v) for k, v in dict(data.get("results") or {}).items()}
             project = cls(
-                text=str(data.get("text", "")),
-                rules=PronunciationList.from_list(data.get("pronunciation")),
-                settings=_pick(ScriptSettings, data.get("settings", {})),
-                overrides={
-                    str(k): _pick(SegmentOverride, v) for k, v in dict(data.get("overrides", {})).items()
-                },
-                results={str(k): _pick(SegmentResult, v) for k, v in dict(data.get("results", {})).items()},
+                text=text,
+                rules=rules,
+                settings=_pick(ScriptSettings, data.get("settings") or {}),
+                overrides={k: v for k, v in overrides.items() if _KEY.fullmatch(k)},
+                results={k: v for k, v in results.items() if _KEY.fullmatch(k)},
             )
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise VoxDeskError(
                 f"This project file is damaged ({exc}). Open its .bak copy if there is one."
             ) from None
-        if isinstance(data.get("id"), str) and data["id"]:
-            project.id = data["id"]
+        if len(project.overrides) + len(project.results) < len(overrides) + len(results):
+            problems.append("segment entries with unknown keys were dropped")
+        file_id = data.get("id")
+        if isinstance(file_id, str) and _ID.fullmatch(file_id):
+            project.id = file_id
+        elif file_id is not None:
+            problems.append("its id was not a plain name and was replaced")
+        # Finished audio counts only when it is in this project's own cache folder.
+        folder = _segments_root() / project.id
+        for key, res in list(project.results.items()):
+            if res.audio_file is not None and not _inside(Path(res.audio_file), folder):
+                del project.results[key]
+        project.problems = problems
         return project
 
     def save(self, path: str | Path | None = None) -> Path:
@@ -289,12 +328,14 @@ class Project:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise VoxDeskError(f"{path.name} does not exist. Pick another project file.") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
             raise VoxDeskError(
                 f"{path.name} could not be read: it is damaged. Open its .bak copy if there is one."
             ) from None
         project = cls.from_dict(data)
         in_autosaves = path.resolve().parent == autosave_dir().resolve()
+        if in_autosaves and _ID.fullmatch(path.stem):
+            project.id = path.stem  # an autosave is named after its project
         project.path = _saved_path(data) if in_autosaves else path
         return project
 
@@ -302,13 +343,18 @@ class Project:
         """Write the autosave copy (cheap; call after every change). Returns its path."""
         data = self.to_dict()
         data["saved_path"] = str(self.path) if self.path else None
-        target = autosave_dir() / f"{self.id}{SUFFIX}"
+        target = self._autosave_path()
         atomic.write_json(target, data)
         return target
 
     def discard_autosave(self) -> None:
         """Remove the autosave copy (after a clean save-and-close)."""
-        (autosave_dir() / f"{self.id}{SUFFIX}").unlink(missing_ok=True)
+        self._autosave_path().unlink(missing_ok=True)
+
+    def _autosave_path(self) -> Path:
+        if not _ID.fullmatch(self.id):  # never a path outside the autosave folder
+            raise _damaged_id()
+        return autosave_dir() / f"{self.id}{SUFFIX}"
 
     def with_settings(self, **changes: Any) -> None:
         """Change script settings, validated (e.g. ``with_settings(cfg_value=2.5)``)."""
@@ -316,6 +362,37 @@ class Project:
             self.settings = replace(self.settings, **changes)
         except (TypeError, ValueError) as exc:
             raise VoxDeskError(f"That setting is not valid ({exc}).") from None
+
+
+def _damaged_id() -> VoxDeskError:
+    return VoxDeskError("This script's id is damaged, so it cannot be saved here. Save it as a file.")
+
+
+def _usable_rules(rules: PronunciationList, problems: list[str]) -> list[Any]:
+    """The rules, with any that does not compile turned off (and said so in ``problems``)."""
+    out = []
+    for i, rule in enumerate(rules.rules):
+        if rule.enabled and rule.find:
+            try:
+                compile_rule(rule, i)
+            except VoxDeskError as err:
+                problems.append(f"{err} It was turned off")
+                rule = replace(rule, enabled=False)
+        out.append(rule)
+    return out
+
+
+def _segments_root() -> Path:
+    from app.paths import cache_dir
+
+    return cache_dir() / "segments"
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.resolve().parent == folder.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
 
 
 def _saved_path(data: dict[str, Any]) -> Path | None:
@@ -333,5 +410,25 @@ def autosave_dir() -> Path:
 
 
 def autosaves() -> list[Path]:
-    """Autosave copies left by a session that did not close cleanly, newest first."""
-    return sorted(autosave_dir().glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
+    """Autosave copies to offer at start, newest first. Hidden files (a killed writer's temporary
+    copies) and set-aside files are never among them."""
+    found = []
+    for path in autosave_dir().glob(f"*{SUFFIX}"):
+        if path.name.startswith(".") or quarantine.is_set_aside(path):
+            continue
+        try:
+            if path.is_file():
+                found.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    return [path for _, path in sorted(found, reverse=True)]
+
+
+def clean_leftovers() -> None:
+    """At start: remove temporary files a killed writer left in the autosave and segment folders."""
+    quarantine.clean_leftovers(autosave_dir())
+    root = _segments_root()
+    if root.is_dir():
+        for folder in root.iterdir():
+            if folder.is_dir():
+                quarantine.clean_leftovers(folder)

@@ -110,18 +110,21 @@ def test_trim_and_normalise(lib):
         lib.normalise(lib.trim(silent, 0.0, 0.9))
 
 
-def test_damaged_metadata_is_skipped_and_reported(lib):
+def test_damaged_metadata_is_set_aside_and_the_voice_rebuilt(lib):
     good = lib.create_from_samples(_tone(1.0, 16000), 16000, "Good")
     bad = lib.create_from_samples(_tone(1.0, 16000), 16000, "Bad")
-    (lib.folder(bad) / "voice.json").write_text("{not json")
     odd = lib.create_from_samples(_tone(1.0, 16000), 16000, "Odd")
+    (lib.folder(bad) / "voice.json").write_text("{not json")
     meta = json.loads((lib.folder(odd) / "voice.json").read_text())
     meta["trim_end"] = "soon"
     (lib.folder(odd) / "voice.json").write_text(json.dumps(meta))
-    assert [v.id for v in lib.list()] == [good.id]
+    listed = {v.id: v.name for v in lib.list()}
+    assert listed == {good.id: "Good", bad.id: f"Recovered voice {bad.id[:6]}", odd.id: "Odd"}
     assert len(lib.problems) == 2 and bad.id in " ".join(lib.problems) and odd.id in " ".join(lib.problems)
-    with pytest.raises(VoxDeskError, match="damaged"):
-        lib.get(bad.id)
+    for voice in (bad, odd):
+        assert len(list(lib.folder(voice).glob("voice.json.damaged-*"))) == 1
+        assert lib.get(voice.id).n_samples == 16000
+    assert len(lib.list()) == 3 and lib.problems == []  # rebuilt once, read normally from then on
 
 
 def test_latent_cache(lib):

@@ -220,7 +220,7 @@ class EngineHost(QObject):
         if voice is not None:
             for role in ("prompt", "reference"):
                 before, after = getattr(prompt, f"{role}_latents"), getattr(resolved, f"{role}_latents")
-                if before is None and after is not None:
+                if after is not None and after is not before:  # new, or replacing a bad cache entry
                     self.latentsEncoded.emit(voice, role, after)
         return resolved
 

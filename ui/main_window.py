@@ -8,16 +8,18 @@ through :class:`EngineClient` only. Everything modal goes through ``self.dialogs
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from app import project as projects
+from app import quarantine
 from app.errors import VoxDeskError
 from app.text import normalize
 from app.voices.library import VoiceLibrary
@@ -37,11 +39,14 @@ from ui.window_actions import WindowActions
 
 log = logging.getLogger(__name__)
 NORMALIZE_TIMEOUT_S = 120.0  # a first text waits for the grammars to load in the child
+LARGE_SCRIPT = 20_000  # characters: above this an edit is split into segments on a worker thread
 
 
 class MainWindow(QMainWindow):
     """``sink`` is the audio output (default: the sound card via sounddevice); tests pass a
     ``CaptureSink``. ``library`` defaults to the user's voice library."""
+
+    _segmented = Signal(int, object)  # generation, jobs (or the exception): from the segmenter thread
 
     def __init__(
         self,
@@ -59,6 +64,9 @@ class MainWindow(QMainWindow):
         self.input_stream_factory: Any = None  # None: the microphone via sounddevice (tests replace it)
         self._voice_index: dict[str, Any] = {}
         self._prompts: dict[tuple[str, str, str], Any] = {}
+        self._segment_generation = 0  # bumped per refresh: a late background result is dropped
+        self._segmenting = False
+        self._segmented.connect(self._apply_segments)
 
         self.playback = Playback(
             sink if sink is not None else default_sink(self.settings.output_device), self
@@ -74,7 +82,7 @@ class MainWindow(QMainWindow):
         self._autosave_timer = QTimer(self)
         self._autosave_timer.setSingleShot(True)
         self._autosave_timer.setInterval(400)
-        self._autosave_timer.timeout.connect(self.autosave)
+        self._autosave_timer.timeout.connect(self._autosave_when_split)
         self._build_layout()
         self._build_status_bar()
         self._connect()
@@ -86,6 +94,7 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if state:
             self.restoreState(state)
+        QTimer.singleShot(0, self.show_problems)  # files set aside while starting: one message
 
     # --- construction -----------------------------------------------------------------------
     def _build_layout(self) -> None:
@@ -138,6 +147,7 @@ class MainWindow(QMainWindow):
         self.voices.voiceRenamed.connect(self._voice_renamed)
         self.voices.playRequested.connect(self.play_audio)
         self.voices.recordRequested.connect(self.actions.record_voice)
+        self.voices.latentsCleared.connect(self._forget_prompts)
         self.transport.speakClicked.connect(self.speak)
         self.transport.stopClicked.connect(self.stop)
         self.transport.playPauseClicked.connect(self.play_pause)
@@ -157,13 +167,35 @@ class MainWindow(QMainWindow):
 
     # --- project ----------------------------------------------------------------------------
     def _open_last_project(self) -> projects.Project:
-        """The most recent autosave (a crash or a normal exit both leave one), else a new script."""
+        """The most recent autosave (a crash or a normal exit both leave one), else a new script.
+        An autosave that cannot be read is set aside and the next one tried; one that needed a
+        repair (a broken rule turned off) is set aside as it was and saved again repaired."""
+        projects.clean_leftovers()
         for path in projects.autosaves():
             try:
-                return projects.Project.load(path)
-            except VoxDeskError as err:
-                log.warning("Skipping autosave %s: %s", path, err)
+                project = projects.Project.load(path)
+            except Exception as exc:  # noqa: BLE001 - whatever is in it, the window opens
+                if not isinstance(exc, VoxDeskError):
+                    log.exception("Reading the autosave %s failed", path)
+                quarantine.set_aside(path, str(exc) or type(exc).__name__)
+                continue
+            if project.problems:
+                quarantine.set_aside(path, "; ".join(project.problems))
+                self.project = project
+                self.autosave()
+            return project
         return projects.Project()
+
+    def show_problems(self) -> None:
+        """One message for what was set aside or skipped since the last one (files that could
+        not be read, pronunciation rules that ran out of time)."""
+        lines = []
+        notices = quarantine.take_notices()
+        if notices:
+            lines.append(quarantine.message(notices))
+        lines += self.project.rules.take_problems()
+        if lines:
+            self.dialogs.error(self, "\n\n".join(lines))
 
     def _load_project_into_views(self) -> None:
         s = self.project.settings
@@ -186,13 +218,55 @@ class MainWindow(QMainWindow):
         except Exception as exc:  # noqa: BLE001
             self.dialogs.error(self, report(exc, "autosaving the script"))
 
+    def _autosave_when_split(self) -> None:
+        """The timer's autosave waits for a background split (it needs the segments too)."""
+        if self._segmenting:
+            self._autosave_timer.start()
+        else:
+            self.autosave()
+
     def _schedule_autosave(self) -> None:
         self._autosave_timer.start()
 
     def _script_changed(self) -> None:
         self.project.text = self.script.text()
-        self._refresh_segments()
+        if len(self.project.text) > LARGE_SCRIPT:
+            self._segment_in_background()
+        else:
+            self._refresh_segments()
         self._schedule_autosave()
+
+    def _segment_in_background(self) -> None:
+        """Split a large script on a worker thread (a long paste never blocks the window); the
+        rows follow when it is done. Works on a copy: the GUI thread keeps the project."""
+        self._segment_generation += 1
+        generation, self._segmenting = self._segment_generation, True
+        snapshot = replace(self.project, overrides=dict(self.project.overrides))
+
+        def work() -> None:
+            try:
+                jobs: Any = snapshot.jobs()
+            except Exception as exc:  # noqa: BLE001 - shown by the GUI thread
+                jobs = exc
+            self._segmented.emit(generation, (jobs, snapshot.split_cache))
+
+        threading.Thread(target=work, name="voxdesk-segmenter", daemon=True).start()
+
+    def _apply_segments(self, generation: int, result: Any) -> None:
+        if generation != self._segment_generation:
+            return  # the text changed again since; a newer result is on its way
+        jobs, split = result
+        if split is not None and split[0] == self.project.text:
+            self.project.split_cache = split  # autosaving needs the same split: not again here
+        if isinstance(jobs, Exception):
+            self._refresh_segments()  # shows the error the usual way
+        else:
+            self._refresh_segments(jobs)
+
+    def _sync_segments(self) -> None:
+        """Before speaking: a background split still running is replaced by one done now."""
+        if self._segmenting:
+            self._refresh_segments()
 
     def _script_settings_changed(self) -> None:
         values = self.script.settings.values()
@@ -225,8 +299,12 @@ class MainWindow(QMainWindow):
         if (self.project.settings.default_voice or "").casefold() == old.casefold():
             self.project.with_settings(default_voice=new)
 
-    def _refresh_segments(self) -> None:
-        self.session.reset(self.project)
+    def _refresh_segments(self, jobs: list[projects.SegmentJob] | None = None) -> None:
+        self._segment_generation += 1
+        self._segmenting = False
+        self.session.reset(self.project, jobs)
+        if self.project.rules.problems:
+            QTimer.singleShot(0, self.show_problems)
         self.script.table.set_rows([self._row(i) for i in range(len(self.session.segments))])
         if not self.session.busy():
             segments = self.session.segments
@@ -297,6 +375,10 @@ class MainWindow(QMainWindow):
             )
         return key, self._prompts[cache_key]
 
+    def _forget_prompts(self, voice_id: str) -> None:
+        """Re-encode: drop the voice's prompts built from its (now deleted) cached latents."""
+        self._prompts = {k: p for k, p in self._prompts.items() if not k[0].startswith(f"{voice_id}:")}
+
     def _index_voices(self) -> None:
         """Read the library once per Speak: names to voices, for the segments' tags."""
         self.voices.flush()
@@ -315,6 +397,7 @@ class MainWindow(QMainWindow):
     def speak(self) -> None:
         self.script.flush()
         self.voices.flush()
+        self._sync_segments()
         if self.session.busy() or not self._can_speak():
             return
         if not self.session.segments:
@@ -325,6 +408,7 @@ class MainWindow(QMainWindow):
         self.session.speak(self._build_job)
 
     def regenerate(self, index: int, new_seed: bool) -> None:
+        self._sync_segments()
         if not self._can_speak() or index >= len(self.session.segments):
             return
         seg = self.session.segments[index]

@@ -7,16 +7,29 @@ tests fully self-contained.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QByteArray, QSettings
 
-from app import paths
+from app import paths, quarantine
 
 DEVICES = ("auto", "cuda", "cpu")
 BACKENDS = ("local", "server")  # speech made on this computer, or by a remote speech server
 LANGUAGES = ("en", "zh_CN")
 THEMES = ("light", "dark")
+TEXT_KEYS = (
+    "engine/device",
+    "engine/model_dir",
+    "export/output_dir",
+    "audio/output_device",
+    "audio/input_device",
+    "ui/language",
+    "ui/theme",
+)
+BYTES_KEYS = ("window/geometry", "window/state")
+# QSaveFile's temporary copy of settings.ini ("settings.ini.AbC123"), left by a killed process.
+_SAVE_TEMP = re.compile(r"^settings\.ini\.[A-Za-z0-9]{6}$")
 
 
 class Settings:
@@ -24,7 +37,38 @@ class Settings:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or paths.config_dir() / "settings.ini"
+        self._clean_leftovers()
         self._q = QSettings(str(self.path), QSettings.Format.IniFormat)
+        self._validate()
+
+    def _clean_leftovers(self) -> None:
+        for entry in self.path.parent.glob("settings.ini.*"):
+            if _SAVE_TEMP.match(entry.name):
+                quarantine.remove_leftover(entry)
+
+    def _validate(self) -> None:
+        """A settings.ini that does not parse, or holds a value of the wrong kind under one of our
+        keys, is set aside; the values that were fine are carried over into a fresh file."""
+        if self._q.status() == QSettings.Status.FormatError:
+            bad, keep = ["the file does not parse"], {}
+        else:
+            keep = {k: self._q.value(k) for k in self._q.allKeys()}
+            bad = [
+                k
+                for k, v in keep.items()
+                if (k in TEXT_KEYS and not isinstance(v, str))
+                or (k in BYTES_KEYS and not isinstance(v, (QByteArray, bytes)))
+            ]
+        if not bad:
+            return
+        self._q.sync()
+        del self._q
+        quarantine.set_aside(self.path, f"{', '.join(bad)} held a value VoxDesk cannot use")
+        self._q = QSettings(str(self.path), QSettings.Format.IniFormat)
+        for key, value in keep.items():
+            if key not in bad:
+                self._q.setValue(key, value)
+        self._q.sync()
 
     def _get(self, key: str, default: str) -> str:
         value = self._q.value(key, default)

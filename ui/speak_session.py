@@ -96,11 +96,11 @@ class SpeakSession(QObject):
         host.retried.connect(self._on_retried)
 
     # --- script -----------------------------------------------------------------------------
-    def reset(self, project: Project) -> None:
-        """Re-read the project's segments after an edit. A segment whose job is unchanged (it may
-        have moved) keeps its generation running, or its audio in memory (same model only).
-        Others take their stored result when it still matches; running ones that were edited
-        away are cancelled."""
+    def reset(self, project: Project, jobs: list[SegmentJob] | None = None) -> None:
+        """Re-read the project's segments after an edit (``jobs``: already made from it, e.g. on
+        a worker thread). A segment whose job is unchanged (it may have moved) keeps its
+        generation running, or its audio in memory (same model only). Others take their stored
+        result when it still matches; running ones that were edited away are cancelled."""
         self.project = project
         same_model = self._reset_context == self.context
         self._reset_context = self.context
@@ -111,7 +111,7 @@ class SpeakSession(QObject):
         }
         self._by_tag = {}
         segments: list[SegmentAudio] = []
-        for job in project.jobs():
+        for job in project.jobs() if jobs is None else jobs:
             seg = old.pop(replace(job, index=0), None)
             if seg is not None:
                 seg.job = job

@@ -117,6 +117,9 @@ class WindowActions(QObject):
             self.w.dialogs.error(self.w, str(err))
             return
         self.w.set_project(project)
+        if project.problems:  # repaired on opening; the file itself is untouched until saved
+            repairs = "; ".join(project.problems)
+            self.w.dialogs.error(self.w, f"{path.name} was opened with repairs: {repairs}.")
 
     def save_script_as(self) -> None:
         suggested = self.w.project.path or self.w.settings.output_dir / f"script{projects.SUFFIX}"

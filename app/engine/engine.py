@@ -45,6 +45,7 @@ from app.models.voxcpm.weights import load_model, resolve_device
 
 log = logging.getLogger(__name__)
 GIB = 1024**3
+SHUT_DOWN = "The speech engine was shut down before this request finished."
 CUDA_RESERVE = 3 * GIB  # prefill activations, graph pool, VAE scratch
 
 
@@ -99,6 +100,7 @@ class Engine:
             graphs.capture()
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
+        self._step_lock = threading.Lock()
         self._next_id = 1
         self._closed = False
         self.ready_s = time.perf_counter() - t0
@@ -144,23 +146,45 @@ class Engine:
         self._inbox.put(("submit", rid, request, time.perf_counter()))
         return rid
 
-    def cancel(self, request_id: int) -> None:
+    def cancel(self, request_id: int) -> None:  # after shutdown: nothing left to cancel
         """Drop a request at the next step boundary (waiting or decoding); its blocks and stream slot
         are freed and ``step`` reports ``RequestFailed(id, "Cancelled.")``. Safe from any thread."""
         self._inbox.put(("cancel", request_id, None, 0.0))
 
-    def shutdown(self) -> None:
-        with self._lock:
-            self._closed = True
-        for seq in list(self.scheduler.running) + list(self.scheduler.waiting):
-            self.scheduler.finish(seq)
-        self.runner.graphs = None
+    def shutdown(self) -> list[Event]:
+        """Stop for good: every request still queued or running ends with
+        ``RequestFailed(id, "…shut down…")`` (returned here: its one terminal event), its blocks
+        are freed, and ``step`` runs nothing afterwards. Safe from any thread."""
+        with self._step_lock:  # waits for a step in progress on the engine thread
+            with self._lock:
+                if self._closed:
+                    return []
+                self._closed = True
+            failed: list[Event] = []
+            for seq in list(self.scheduler.running) + list(self.scheduler.waiting):
+                self.scheduler.finish(seq)
+                failed.append(RequestFailed(seq.id, SHUT_DOWN))
+            while True:
+                try:
+                    kind, rid, _request, _t = self._inbox.get_nowait()
+                except queue.Empty:
+                    break
+                if kind == "submit":
+                    failed.append(RequestFailed(rid, SHUT_DOWN))
+            self.runner.graphs = None
+        return failed
 
     def has_work(self) -> bool:
+        if self._closed:
+            return False
         return bool(len(self.scheduler)) or not self._inbox.empty()
 
     # ---- the step -------------------------------------------------------------------------
     def step(self) -> list[Event]:
+        with self._step_lock:
+            return [] if self._closed else self._step()
+
+    def _step(self) -> list[Event]:
         events: list[Event] = []
         self._drain(events)
         sched = self.scheduler

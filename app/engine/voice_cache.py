@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 from collections import OrderedDict
 
 import numpy as np
@@ -11,6 +12,8 @@ import torch
 
 from app.models.voxcpm.model import VoxCPM
 from app.models.voxcpm.prompt import VoicePrompt
+
+log = logging.getLogger(__name__)
 
 
 class VoiceCache:
@@ -44,8 +47,20 @@ class VoiceCache:
             return None
         changes = {}
         prompt, ref = voice.prompt_audio, voice.reference_audio
-        if voice.prompt_latents is None and prompt is not None and np.size(prompt):
+        if prompt is not None and np.size(prompt) and not self._usable(voice.prompt_latents, "prompt"):
             changes.update(prompt_latents=self.latents(prompt, "left"), prompt_audio=None)
-        if voice.reference_latents is None and ref is not None and np.size(ref):
+        if ref is not None and np.size(ref) and not self._usable(voice.reference_latents, "reference"):
             changes.update(reference_latents=self.latents(ref, "right"), reference_audio=None)
         return dataclasses.replace(voice, **changes) if changes else voice
+
+    def _usable(self, latents: np.ndarray | None, role: str) -> bool:
+        """False for no latents, and for cached ones that do not fit this model (wrong shape, not
+        finite): with the audio they came from at hand, those are encoded again."""
+        if latents is None:
+            return False
+        shape = (self.model.patch_size, self.model.feat_dim)
+        arr = np.asarray(latents)
+        if arr.ndim == 3 and arr.shape[0] > 0 and arr.shape[1:] == shape and np.isfinite(arr).all():
+            return True
+        log.warning("Cached %s latents %s do not fit the model; encoding the voice again", role, arr.shape)
+        return False

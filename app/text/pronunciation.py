@@ -1,18 +1,29 @@
 """The pronunciation list: find → replace rules applied to each segment before synthesis.
 
-A rule is plain text (matched literally) or a regular expression (Python ``re`` syntax; the
-replacement may use ``\\1`` / ``\\g<name>``). Rules run in list order, each on the previous one's
-output; disabled rules and rules with nothing to find are skipped. A broken pattern raises a
-:class:`VoxDeskError` naming the rule, so the user knows which one to fix.
+A rule is plain text (matched literally) or a regular expression (the ``regex`` package, whose
+default syntax is Python's ``re``; the replacement may use ``\\1`` / ``\\g<name>``). Rules run in
+list order, each on the previous one's output; disabled rules and rules with nothing to find are
+skipped. A broken pattern raises a :class:`VoxDeskError` naming the rule, so the user knows which
+one to fix.
+
+A user's pattern can backtrack for ever (``(a|aa)+$``), so every match runs with a time limit
+(:data:`TIMEOUT_S`, the ``regex`` package's ``timeout``): a rule that runs out of time is skipped
+from then on and described in :attr:`PronunciationList.problems`, and the text goes on without it.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+import regex
+
 from app.errors import VoxDeskError
+
+log = logging.getLogger(__name__)
+TIMEOUT_S = 0.1  # per rule and segment; a sane rule takes microseconds
 
 
 @dataclass(frozen=True)
@@ -46,7 +57,7 @@ def _label(index: int, rule: Rule) -> str:
     return f'Pronunciation rule {index + 1} ("{rule.find}")'
 
 
-def compile_rule(rule: Rule, index: int = 0) -> re.Pattern[str]:
+def compile_rule(rule: Rule, index: int = 0) -> regex.Pattern:
     """The compiled pattern of ``rule``; raises VoxDeskError naming the rule when it is invalid."""
     flags = 0 if rule.case_sensitive else re.IGNORECASE
     if rule.regex:
@@ -56,15 +67,18 @@ def compile_rule(rule: Rule, index: int = 0) -> re.Pattern[str]:
         if rule.whole_word:
             source = rf"(?<!\w){source}(?!\w)"
     try:
-        pattern = re.compile(source, flags)
+        # The syntax (pattern and replacement) is Python's re, checked by re itself: regex parses a
+        # replacement only at the first match. The regex package then runs it, with a time limit.
+        checked = re.compile(source, flags)
         if rule.regex:
-            pattern.sub(rule.replace, "")  # parses the replacement template: bad \3 fails here
-    except re.error as err:
+            checked.sub(rule.replace, "")  # parses the replacement template: bad \3 fails here
+        pattern = regex.compile(source, regex.IGNORECASE if flags else 0)
+    except (re.error, regex.error) as err:
         raise VoxDeskError(
             f"{_label(index, rule)} is not a valid regular expression: {err.msg}. "
             "Fix it, or untick “regex” to match the text literally."
         ) from None
-    if pattern.fullmatch(""):
+    if pattern.fullmatch("", timeout=TIMEOUT_S):
         raise VoxDeskError(
             f"{_label(index, rule)} matches empty text, so it would insert its replacement everywhere. "
             "Make the pattern match at least one character."
@@ -77,18 +91,20 @@ class PronunciationList:
 
     def __init__(self, rules: list[Rule] | None = None) -> None:
         self.rules: list[Rule] = list(rules or [])
-        self._compiled: list[tuple[re.Pattern[str], Rule]] | None = None
+        self._compiled: list[tuple[regex.Pattern, Rule]] | None = None
+        self.problems: list[str] = []  # rules skipped because they ran out of time
 
     def set_rules(self, rules: list[Rule]) -> None:
         """Replace all rules (the UI's table writes through this)."""
         self.rules = list(rules)
         self._compiled = None
+        self.problems = []
 
     def validate(self) -> None:
         """Compile every enabled rule now; raises VoxDeskError for the first broken one."""
         self._patterns()
 
-    def _patterns(self) -> list[tuple[re.Pattern[str], Rule]]:
+    def _patterns(self) -> list[tuple[regex.Pattern, Rule]]:
         if self._compiled is None:
             self._compiled = [
                 (compile_rule(rule, i), rule)
@@ -98,14 +114,28 @@ class PronunciationList:
         return self._compiled
 
     def apply(self, text: str) -> str:
-        """``text`` with every enabled rule applied in order."""
-        for pattern, rule in self._patterns():
-            if rule.regex:
-                text = pattern.sub(rule.replace, text)
-            else:
-                replacement = rule.replace
-                text = pattern.sub(lambda _m, r=replacement: r, text)
+        """``text`` with every enabled rule applied in order (a rule that times out is dropped)."""
+        compiled = self._patterns()
+        for entry in list(compiled):
+            pattern, rule = entry
+            replacement = rule.replace if rule.regex else (lambda _m, r=rule.replace: r)
+            try:
+                text = pattern.sub(replacement, text, timeout=TIMEOUT_S)
+            except TimeoutError:
+                compiled.remove(entry)
+                index = self.rules.index(rule)
+                message = (
+                    f"{_label(index, rule)} took too long on “{text[:40]}” (its pattern can backtrack "
+                    "without end), so it was skipped. Simplify it in Pronunciation."
+                )
+                log.warning(message)
+                self.problems.append(message)
         return text
+
+    def take_problems(self) -> list[str]:
+        """The problems found since the last call."""
+        out, self.problems = self.problems, []
+        return out
 
     def to_list(self) -> list[dict[str, Any]]:
         """JSON-ready form (a list of rule dicts)."""

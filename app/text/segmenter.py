@@ -35,6 +35,7 @@ _END = re.compile(
     rf"(?:[。！？；…!?;]+|\.+(?=\s|$)|\.+(?=[{re.escape(_CLOSERS)}]+(?:\s|$)))[{re.escape(_CLOSERS)}]*"
 )
 _ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "prof", "st", "vs", "etc", "e.g", "i.e", "jr", "sr"}
+_LONGEST_ABBREVIATION = max(map(len, _ABBREVIATIONS))
 # Latin commas and colons only count when a space follows, so "1,000" and "10:30" stay whole.
 _SOFT_BREAK = re.compile(r"[，、：]+|[,:]+(?=\s|$)")
 _SPACES = re.compile(r"\s+")
@@ -98,12 +99,21 @@ def _sentences(text: str) -> list[str]:
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:
-    """True when the '.' at ``dot`` ends a known abbreviation or a single initial ("J. Smith")."""
-    word = re.search(r"[\w.]+$", text[:dot])
-    if word is None:
+    """True when the '.' at ``dot`` ends a known abbreviation or a single initial ("J. Smith").
+
+    The word before the dot is found by stepping back at most a few characters (no abbreviation
+    is longer), so a long line costs linear time, not a scan from its start per dot."""
+    start = dot
+    while start > 0 and dot - start <= _LONGEST_ABBREVIATION and _is_word_char(text[start - 1]):
+        start -= 1
+    if dot - start > _LONGEST_ABBREVIATION or start == dot:
         return False
-    token = word.group()
+    token = text[start:dot]
     return token.lower() in _ABBREVIATIONS or (len(token) == 1 and token.isalpha() and token.isupper())
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_."
 
 
 def _fit(sentence: str, max_chars: int) -> list[str]:
@@ -145,11 +155,14 @@ def _is_cjk(ch: str) -> bool:
 def _cut(text: str, max_chars: int) -> list[str]:
     """Cut text with no usable punctuation: at the last space that fits, else hard."""
     out: list[str] = []
-    while len(text) > max_chars:
-        space = text.rfind(" ", 0, max_chars + 1)
-        cut = space if space > max_chars // 2 else max_chars
-        out.append(text[:cut].strip())
-        text = text[cut:].strip()
-    if text:
-        out.append(text)
+    pos, end = 0, len(text)
+    while end - pos > max_chars:  # an index walks the text: no copy of the rest per piece
+        space = text.rfind(" ", pos, pos + max_chars + 1)
+        cut = space if space - pos > max_chars // 2 else pos + max_chars
+        out.append(text[pos:cut].strip())
+        pos = cut
+        while pos < end and text[pos].isspace():
+            pos += 1
+    if pos < end:
+        out.append(text[pos:])
     return out

@@ -10,6 +10,7 @@ hash changes when the voice is trimmed or its gain changes, so stale latents are
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from app import atomic
 from app.voices.library import Voice, VoiceLibrary
 
 ROLES = ("prompt", "reference")
+MAX_BYTES = 256 * 2**20  # a minute of prompt is well under 1 MB; anything huge is damage
+log = logging.getLogger(__name__)
 
 
 def _file(library: VoiceLibrary, voice: Voice, model_id: str, role: str) -> Path:
@@ -28,18 +31,48 @@ def _file(library: VoiceLibrary, voice: Voice, model_id: str, role: str) -> Path
     return library.folder(voice) / "latents" / f"{safe}-{voice.content_hash}-{role}.npy"
 
 
-def load(library: VoiceLibrary, voice: Voice, model_id: str, role: str) -> np.ndarray | None:
-    """Cached latents, or None when absent; a damaged cache file is deleted and treated as absent."""
+def load(
+    library: VoiceLibrary,
+    voice: Voice,
+    model_id: str,
+    role: str,
+    shape: tuple[int, int] | None = None,
+) -> np.ndarray | None:
+    """Cached latents, or None when absent. An entry that cannot be used (unreadable, empty, not
+    ``[n, P, D]`` — ``shape`` is ``(P, D)`` when the caller knows it — or not finite) is deleted
+    with a line in the log and treated as absent, so the voice is simply encoded again."""
     path = _file(library, voice, model_id, role)
     try:
+        if path.stat().st_size > MAX_BYTES:
+            raise ValueError(f"{path.stat().st_size} bytes")
         array = np.load(path, allow_pickle=False)
+        if not isinstance(array, np.ndarray) or array.ndim != 3 or array.shape[0] == 0:
+            raise ValueError(f"shape {getattr(array, 'shape', None)}")
+        if shape is not None and tuple(array.shape[1:]) != tuple(shape):
+            raise ValueError(f"shape {array.shape}, the model needs [n, {shape[0]}, {shape[1]}]")
+        if array.dtype.kind != "f":
+            raise ValueError(f"dtype {array.dtype}")
+        array = array.astype(np.float32, copy=False)
+        if not np.isfinite(array).all():
+            raise ValueError("values that are not finite")
     except FileNotFoundError:
         return None
-    except (OSError, ValueError):
+    except Exception as exc:  # noqa: BLE001 - whatever is wrong with a cache file, it is rebuilt
+        log.warning("Discarding the cached latents %s (%s); the voice will be encoded again", path, exc)
         with contextlib.suppress(OSError):
             path.unlink()
         return None
-    return array if array.dtype == np.float32 else array.astype(np.float32)
+    return array
+
+
+def clear(library: VoiceLibrary, voice: Voice) -> int:
+    """Delete every cached latent of ``voice`` (all models): the "Re-encode" action."""
+    removed = 0
+    for path in (library.folder(voice) / "latents").glob("*.npy"):
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed += 1
+    return removed
 
 
 def store(library: VoiceLibrary, voice: Voice, model_id: str, role: str, latents: np.ndarray) -> Path:

@@ -8,8 +8,11 @@ Layout under the library root (default: ``paths.voices_dir()``)::
 
 Edits are non-destructive: trimming and normalising only change the metadata; :meth:`VoiceLibrary.audio`
 applies them when the audio is read. A new voice is assembled in a hidden temporary folder and
-renamed into place, so a failed import leaves nothing behind. A voice whose metadata is damaged is
-skipped when listing and reported in :attr:`VoiceLibrary.problems`.
+renamed into place (and the folder fsync'ed), so a failed import leaves nothing behind; staging
+folders a killed process left are removed when the library opens. A voice whose metadata is damaged
+or missing is rebuilt from its recording, the bad file set aside (:mod:`app.quarantine`); a folder
+whose recording is unreadable is set aside whole. Ids read from files are checked to be plain
+folder names, so nothing outside the library is ever touched.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import math
+import re
 import shutil
 import uuid
 from dataclasses import asdict, dataclass, fields, replace
@@ -27,8 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from app import atomic
+from app import atomic, quarantine
 from app.errors import VoxDeskError
+
+log = logging.getLogger(__name__)
 
 META = "voice.json"
 AUDIO = "audio.flac"
@@ -36,6 +43,11 @@ MAX_SECONDS = 60.0
 MIN_SECONDS = 0.5
 MAX_NAME = 64
 NORMALISE_PEAK_DBFS = -1.0
+# Bounds on what voice.json may hold (anything outside is a damaged file, never an allocation).
+MIN_RATE, MAX_RATE = 1000, 384_000
+MAX_STORED_SECONDS = 3600.0
+MAX_GAIN_DB = 60.0
+_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -75,23 +87,59 @@ class Voice:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Voice:
-        """Parse saved metadata; unknown keys are ignored. Raises ValueError/TypeError if damaged."""
+    def from_dict(cls, data: Any) -> Voice:
+        """Parse saved metadata; unknown keys are ignored. Raises ValueError naming the first bad
+        field (every value is bounded, so a damaged file can never reach the audio code)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"expected an object, found {type(data).__name__}")
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
+        for name in ("id", "name", "audio_sha256"):
+            if name not in values:
+                raise ValueError(f"{name} is missing")
         for name in ("id", "name", "audio_sha256", "transcript", "created", "source"):
             if name in values and not isinstance(values[name], str):
                 raise ValueError(f"{name} is not text")
-        for name in ("sample_rate", "n_samples"):
-            values[name] = int(values[name])
-        for name in ("trim_start", "gain_db"):
-            values[name] = float(values.get(name, 0.0))
+        if not is_safe_id(values["id"]):
+            raise ValueError(f"id {values['id'][:40]!r} is not a voice id")
+        try:
+            values["name"] = _check_name(values["name"])
+        except VoxDeskError as err:
+            raise ValueError(f"name: {err}") from None
+        values["sample_rate"] = _bounded_int(values, "sample_rate", MIN_RATE, MAX_RATE)
+        values["n_samples"] = _bounded_int(values, "n_samples", 1, int(MAX_STORED_SECONDS * MAX_RATE))
+        raw = values["n_samples"] / values["sample_rate"]
+        if raw > MAX_STORED_SECONDS:
+            raise ValueError(f"n_samples {values['n_samples']} is more than {MAX_STORED_SECONDS:.0f} s")
+        values["trim_start"] = _bounded_float(values, "trim_start", 0.0, raw, 0.0)
         if values.get("trim_end") is not None:
-            values["trim_end"] = float(values["trim_end"])
-        voice = cls(**values)
-        if voice.sample_rate <= 0 or voice.n_samples <= 0:
-            raise ValueError("bad sample rate or length")
-        return voice
+            values["trim_end"] = _bounded_float(values, "trim_end", values["trim_start"], raw + 1e-6, None)
+        values["gain_db"] = _bounded_float(values, "gain_db", -MAX_GAIN_DB, MAX_GAIN_DB, 0.0)
+        values["normalised"] = bool(values.get("normalised", False))
+        return cls(**values)
+
+
+def _bounded_int(values: dict[str, Any], name: str, low: int, high: int) -> int:
+    value = values.get(name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} is missing or not a number")
+    if not (math.isfinite(value) and value == int(value) and low <= value <= high):
+        raise ValueError(f"{name} is {value}, expected a whole number from {low} to {high}")
+    return int(value)
+
+
+def _bounded_float(values: dict[str, Any], name: str, low: float, high: float, default: Any) -> Any:
+    value = values.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} is not a number")
+    if not (math.isfinite(value) and low <= value <= high):
+        raise ValueError(f"{name} is {value}, expected {low:g} to {high:g}")
+    return float(value)
+
+
+def is_safe_id(value: object) -> bool:
+    """True for an id that can be a folder name: letters, digits, ``_`` and ``-`` only."""
+    return isinstance(value, str) and _ID.fullmatch(value) is not None
 
 
 def _now() -> str:
@@ -123,41 +171,122 @@ class VoiceLibrary:
             root = voices_dir()
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self.problems: list[str] = []  # from the last list(): voices that could not be read
+        self.problems: list[str] = []  # from the last list(): voices that were rebuilt or set aside
+        self.clean_leftovers()
 
     # --- reading -------------------------------------------------------------------------
 
     def folder(self, voice: Voice | str) -> Path:
-        """The folder holding a voice (by Voice or id)."""
-        return self.root / (voice if isinstance(voice, str) else voice.id)
+        """The folder holding a voice (by Voice or id); an id that is not a plain name is refused."""
+        voice_id = voice if isinstance(voice, str) else voice.id
+        if not is_safe_id(voice_id):
+            raise VoxDeskError("That voice no longer exists. Pick another voice.")
+        return self.root / voice_id
+
+    def clean_leftovers(self) -> None:
+        """Remove what a killed import, delete or metadata write left behind (staging folders,
+        temporary files); they are never listed as voices."""
+        quarantine.clean_leftovers(self.root)
+        for folder in self._voice_folders():
+            quarantine.clean_leftovers(folder)
+            quarantine.clean_leftovers(folder / "latents")
+
+    def _voice_folders(self) -> list[Path]:
+        try:
+            entries = sorted(self.root.iterdir())
+        except OSError:
+            return []
+        return [
+            p for p in entries if p.is_dir() and not p.name.startswith(".") and not quarantine.is_set_aside(p)
+        ]
 
     def list(self) -> list[Voice]:
-        """All readable voices, sorted by name. Damaged ones are skipped and described in ``problems``."""
+        """All voices, sorted by name. A voice whose voice.json is damaged or missing is rebuilt from
+        its recording (the bad file is set aside); a folder whose recording is unreadable is set
+        aside whole. Either way the rest loads; ``problems`` describes what happened."""
         voices: list[Voice] = []
         self.problems = []
-        for meta in sorted(self.root.glob(f"*/{META}")):
-            if meta.parent.name.startswith("."):
-                continue
+        for folder in self._voice_folders():
+            meta, audio = folder / META, folder / AUDIO
+            if not meta.exists() and not audio.exists():
+                continue  # not a voice folder (nothing of ours in it)
             try:
-                voice = Voice.from_dict(json.loads(meta.read_text(encoding="utf-8")))
-                if voice.id != meta.parent.name or not (meta.parent / AUDIO).is_file():
-                    raise ValueError("id or audio file mismatch")
-            except (OSError, ValueError, TypeError, KeyError) as exc:
-                self.problems.append(f"The voice in {meta.parent} could not be read ({exc}); it was skipped.")
+                voice = Voice.from_dict(_read_json(meta))
+                if voice.id != folder.name:
+                    raise ValueError(f"its id {voice.id!r} does not match the folder")
+                if not audio.is_file():
+                    raise ValueError(f"{AUDIO} is missing")
+            except FileNotFoundError:
+                recovered = self._recover(folder, voices, f"{META} is missing")
+            except (OSError, ValueError, TypeError, RecursionError) as exc:
+                recovered = self._recover(folder, voices, str(exc))
+            else:
+                voices.append(voice)
                 continue
-            voices.append(voice)
+            if recovered is not None:
+                voices.append(recovered)
         return sorted(voices, key=lambda v: v.name.casefold())
+
+    def _recover(self, folder: Path, others: list[Voice], reason: str) -> Voice | None:
+        """Rebuild voice.json from the recording (its name kept when readable), setting the bad
+        metadata aside; without a readable recording the whole folder is set aside."""
+        from app.audio.io import audio_info, load_audio
+
+        meta, audio = folder / META, folder / AUDIO
+        try:
+            info = audio_info(audio)
+            if not MIN_RATE <= info.sample_rate <= MAX_RATE or info.frames <= 0:
+                raise VoxDeskError("the recording has an unusable sample rate or length")
+            samples = load_audio(audio, info.sample_rate, reject_silence=False)
+        except VoxDeskError as err:
+            notice = quarantine.set_aside(folder, f"{reason}; the recording cannot be read either ({err})")
+            self.problems.append(quarantine.message([notice]))
+            return None
+        try:
+            old = _read_json(meta)
+        except (OSError, ValueError, RecursionError):
+            old = None
+        old = old if isinstance(old, dict) else {}
+        taken = {v.name.casefold() for v in others}
+        try:
+            name = _check_name(old["name"]) if isinstance(old.get("name"), str) else ""
+        except VoxDeskError:
+            name = ""
+        base = name or f"Recovered voice {folder.name[:6]}"
+        name, n = base, 2
+        while name.casefold() in taken:
+            name, n = f"{base} ({n})", n + 1
+        text = {k: old[k] for k in ("transcript", "created", "source") if isinstance(old.get(k), str)}
+        voice = Voice(
+            id=folder.name,
+            name=name,
+            sample_rate=int(info.sample_rate),
+            n_samples=len(samples),
+            audio_sha256=_hash_samples(samples),
+            **text,
+        )
+        what = "damaged" if meta.exists() else "missing"
+        if meta.exists():
+            quarantine.set_aside(meta, f"{reason}; the voice “{name}” was rebuilt from its recording")
+        else:
+            quarantine.note(meta, f"{reason}; the voice “{name}” was rebuilt from its recording")
+        try:
+            atomic.write_json(meta, voice.to_dict())
+        except (OSError, VoxDeskError) as exc:
+            log.warning("Could not write the rebuilt %s: %s", meta, exc)
+        self.problems.append(f"The metadata in {folder} was {what}; the voice “{name}” was rebuilt.")
+        return voice
 
     def get(self, voice_id: str) -> Voice:
         """The voice with this id; VoxDeskError if it is gone or damaged."""
         meta = self.folder(voice_id) / META
         try:
-            return Voice.from_dict(json.loads(meta.read_text(encoding="utf-8")))
+            return Voice.from_dict(_read_json(meta))
         except FileNotFoundError:
             raise VoxDeskError("That voice no longer exists. Pick another voice.") from None
-        except (OSError, ValueError, TypeError, KeyError):
+        except (OSError, ValueError, TypeError, RecursionError) as exc:
             raise VoxDeskError(
-                f"The voice in {meta.parent} is damaged. Delete it and import the audio again."
+                f"The voice in {meta.parent} is damaged ({exc}). Delete it and import the audio again."
             ) from None
 
     def find(self, name: str) -> Voice | None:
@@ -256,6 +385,7 @@ class VoiceLibrary:
             write_audio(staging / AUDIO, samples, voice.sample_rate, fmt="FLAC")
             atomic.write_json(staging / META, voice.to_dict())
             staging.rename(self.folder(voice))
+            atomic.fsync_dir(self.root)  # the rename itself survives a power cut
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -322,7 +452,12 @@ class VoiceLibrary:
         graveyard = self.root / f".deleted-{voice.id}-{uuid.uuid4().hex[:6]}"
         with contextlib.suppress(FileNotFoundError):
             folder.rename(graveyard)  # one atomic step: the voice vanishes from listings at once
+            atomic.fsync_dir(self.root)
         shutil.rmtree(graveyard, ignore_errors=True)
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _too_long(seconds: float, limit: float) -> VoxDeskError:

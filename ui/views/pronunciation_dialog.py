@@ -75,6 +75,9 @@ class PronunciationDialog(QDialog):
         layout.addWidget(self.preview)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
+        # Each row's items, kept here so cells are never looked up with item() (PySide6 6.12 drops
+        # a reference to None whenever item() finds no item; see segment_table.py).
+        self._cells: list[list[QTableWidgetItem]] = []
         for rule in rules:
             self._add(rule)
         self.table.itemChanged.connect(self._refresh)
@@ -84,31 +87,34 @@ class PronunciationDialog(QDialog):
         self.table.blockSignals(True)  # the row is complete only at the end
         row = self.table.rowCount()
         self.table.insertRow(row)
-        self.table.setItem(row, 0, QTableWidgetItem(rule.find))
-        self.table.setItem(row, 1, QTableWidgetItem(rule.replace))
-        for col, name in enumerate(_CHECKS, start=2):
+        cells = [QTableWidgetItem(rule.find), QTableWidgetItem(rule.replace)]
+        for name in _CHECKS:
             item = QTableWidgetItem()
             item.setFlags(_CHECK_FLAGS)
             item.setCheckState(Qt.CheckState.Checked if getattr(rule, name) else Qt.CheckState.Unchecked)
+            cells.append(item)
+        for col, item in enumerate(cells):
             self.table.setItem(row, col, item)
+        self._cells.append(cells)
         self.table.blockSignals(False)
         self._refresh()
 
     def _remove(self) -> None:
         for row in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):
             self.table.removeRow(row)
+            del self._cells[row]
         self._refresh()
 
     def rules(self) -> list[Rule]:
         out = []
-        for row in range(self.table.rowCount()):
-            text = [self.table.item(row, c).text() if self.table.item(row, c) else "" for c in (0, 1)]
+        for cells in self._cells:
+            find, replace = cells[0].text(), cells[1].text()
             flags = {
-                name: self.table.item(row, col).checkState() == Qt.CheckState.Checked
+                name: cells[col].checkState() == Qt.CheckState.Checked
                 for col, name in enumerate(_CHECKS, start=2)
             }
-            if text[0]:
-                out.append(Rule(find=text[0], replace=text[1], **flags))
+            if find:
+                out.append(Rule(find=find, replace=replace, **flags))
         return out
 
     def _refresh(self) -> None:

@@ -177,7 +177,7 @@ class ScriptEditor(QWidget):
     def set_voices(self, names: list[str], current: str | None) -> None:
         self.voice.blockSignals(True)
         self.voice.clear()
-        self.voice.addItem(self.tr("(no voice: the model's own)"), None)
+        self.voice.addItem(self.tr("(no voice: the model's own)"), "")  # not None: see segment_table.py
         for name in names:
             self.voice.addItem(name, name)
         index = self.voice.findData(current) if current else 0
@@ -191,4 +191,4 @@ class ScriptEditor(QWidget):
         self.normalize.blockSignals(False)
 
     def default_voice(self) -> str | None:
-        return self.voice.currentData()
+        return (self.voice.currentData() if self.voice.count() else "") or None

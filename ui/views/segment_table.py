@@ -52,6 +52,10 @@ class SegmentTable(QTableWidget):
         self.customContextMenuRequested.connect(self._menu)
         self.cellDoubleClicked.connect(lambda row, _col: self.playRequested.emit(row))
         self._rows: list[SegmentRow] = []
+        # The cells' items, kept here so a cell is never looked up with item(): PySide6 6.12's
+        # item() drops a reference to None each time it returns None, and the process aborts
+        # ("none_dealloc") after a few long pastes. Row i of the table is _items[i], always.
+        self._items: list[list[QTableWidgetItem]] = []
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -65,7 +69,15 @@ class SegmentTable(QTableWidget):
 
     def set_rows(self, rows: list[SegmentRow]) -> None:
         self._rows = list(rows)
+        del self._items[len(rows) :]  # setRowCount deletes those rows' items
         self.setRowCount(len(rows))
+        for i in range(len(self._items), len(rows)):
+            cells = [QTableWidgetItem() for _ in range(self.COLUMNS)]
+            for col, item in enumerate(cells):
+                if col in (0, 4):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.setItem(i, col, item)
+            self._items.append(cells)
         for i, row in enumerate(rows):
             self._fill(i, row)
 
@@ -91,19 +103,14 @@ class SegmentTable(QTableWidget):
     def _fill(self, index: int, row: SegmentRow) -> None:
         number = f"{index + 1}{' *' if row.custom else ''}"
         length = f"{row.seconds:.1f} s" if row.seconds is not None else ""
-        for col, text in enumerate((number, row.voice, row.text, self.status_text(row), length)):
-            item = self.item(index, col)
-            if item is None:
-                item = QTableWidgetItem()
-                self.setItem(index, col, item)
-            item.setText(text)
-            if col == 2:
-                item.setToolTip(row.text)
-            if col == 3:
-                retried = self.tr("Drawn again: an earlier take ran on far longer than its text.")
-                item.setToolTip("\n".join(t for t in (row.message, retried if row.takes > 1 else "") if t))
-            if col in (0, 4):
-                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        cells = self._items[index]
+        texts = (number, row.voice, row.text, self.status_text(row), length)
+        for item, text in zip(cells, texts, strict=True):
+            if item.text() != text:
+                item.setText(text)
+        cells[2].setToolTip(row.text)
+        retried = self.tr("Drawn again: an earlier take ran on far longer than its text.")
+        cells[3].setToolTip("\n".join(t for t in (row.message, retried if row.takes > 1 else "") if t))
 
     def _menu(self, pos: QPoint) -> None:
         row = self.rowAt(pos.y())

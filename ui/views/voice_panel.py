@@ -50,6 +50,7 @@ class VoicePanel(QWidget):
     voiceRenamed = Signal(str, str)  # old name, new name (sent before voicesChanged)
     playRequested = Signal(object, int)  # samples, sample rate
     recordRequested = Signal()
+    latentsCleared = Signal(str)  # voice id: its cached encoding was dropped ("Re-encode")
 
     def __init__(self, library: VoiceLibrary, dialogs: Dialogs, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -67,6 +68,7 @@ class VoicePanel(QWidget):
         self.import_button = QPushButton(icon(QStyle.StandardPixmap.SP_DialogOpenButton), "")
         self.delete_button = QPushButton(icon(QStyle.StandardPixmap.SP_TrashIcon), "")
         self.play_button = QPushButton(icon(QStyle.StandardPixmap.SP_MediaPlay), "")
+        self.reencode_button = QPushButton(icon(QStyle.StandardPixmap.SP_BrowserReload), "")
         self.name = QLineEdit()
         self.waveform = WaveformView()
         self.play_selection = QPushButton(icon(QStyle.StandardPixmap.SP_MediaPlay), "")
@@ -117,6 +119,7 @@ class VoicePanel(QWidget):
         form.addRow(self.mode_hint)
         manage = QHBoxLayout()
         manage.addWidget(self.play_button)
+        manage.addWidget(self.reencode_button)
         manage.addStretch(1)
         manage.addWidget(self.delete_button)
         form.addRow(manage)
@@ -136,6 +139,7 @@ class VoicePanel(QWidget):
         self.import_button.clicked.connect(self.import_dialog)
         self.delete_button.clicked.connect(self.delete_selected)
         self.play_button.clicked.connect(self.play_voice)
+        self.reencode_button.clicked.connect(self.reencode_selected)
         self.play_selection.clicked.connect(self.play_trim_selection)
         self.trim_button.clicked.connect(self.apply_trim)
         self.normalise_button.clicked.connect(self.normalise_selected)
@@ -157,6 +161,10 @@ class VoicePanel(QWidget):
         self.import_button.setText(self.tr("Import…"))
         self.delete_button.setText(self.tr("Delete"))
         self.play_button.setText(self.tr("Play voice"))
+        self.reencode_button.setText(self.tr("Re-encode"))
+        self.reencode_button.setToolTip(
+            self.tr("Forget this voice's cached encoding: the next Speak encodes its recording again.")
+        )
         self.play_selection.setText(self.tr("Play selection"))
         self.trim_button.setText(self.tr("Trim to selection"))
         self.trim_silence_button.setText(self.tr("Trim silence"))
@@ -177,9 +185,10 @@ class VoicePanel(QWidget):
         return self.library.list()
 
     def selected(self) -> Voice | None:
-        item = self.list.currentItem()
-        if item is None:
+        row = self.list.currentRow()  # not currentItem(): see ui/views/segment_table.py on None
+        if not 0 <= row < self.list.count():
             return None
+        item = self.list.item(row)
         try:
             return self.library.get(item.data(Qt.ItemDataRole.UserRole))
         except VoxDeskError:
@@ -197,7 +206,7 @@ class VoicePanel(QWidget):
             self.list.addItem(item)
             if voice.id == current:
                 self.list.setCurrentItem(item)
-        if self.list.currentItem() is None and self.list.count():
+        if self.list.currentRow() < 0 and self.list.count():
             self.list.setCurrentRow(0)
         self.list.blockSignals(False)
         self._show_selected()
@@ -375,6 +384,17 @@ class VoicePanel(QWidget):
         if voice is not None and self.history.can_undo(voice):
             if self._run(lambda: self.history.undo(self.library, voice), "undoing") is not None:
                 self.refresh(select_id=voice.id)
+
+    def reencode_selected(self) -> None:
+        """Forget the voice's cached latents (every model); the next Speak encodes it afresh."""
+        from app.voices import latents
+
+        voice = self.selected()
+        if voice is None:
+            return
+        if self._run(lambda: latents.clear(self.library, voice), "re-encoding a voice") is not None:
+            self.latentsCleared.emit(voice.id)
+            self.info.setText(self.tr("The voice will be encoded again at the next Speak."))
 
     def play_voice(self) -> None:
         voice = self.selected()

@@ -176,6 +176,8 @@ def parse_config(data: dict[str, Any]) -> VoxCPMConfig:
     for key in ("lm_config", "encoder_config", "dit_config"):
         if key not in data:
             raise VoxDeskError(f"config.json: '{key}' is missing. Re-download the model.")
+    if not isinstance(data["lm_config"], dict):
+        raise VoxDeskError("config.json: 'lm_config' must be an object. Re-download the model.")
     lm_raw = dict(data["lm_config"])
     if "rope_scaling" not in lm_raw:
         raise VoxDeskError("config.json: 'lm_config.rope_scaling' is missing. Re-download the model.")
@@ -201,16 +203,129 @@ def parse_config(data: dict[str, Any]) -> VoxCPMConfig:
         encoder=_pick(StackConfig, data["encoder_config"], "encoder_config"),
         dit=_pick(StackConfig, dit_raw, "dit_config"),
         residual_lm_no_rope=bool(data.get("residual_lm_no_rope", False)) if v2 else False,
-        audio_vae=dict(data.get("audio_vae_config") or {}),
+        audio_vae=_object(data.get("audio_vae_config"), "audio_vae_config"),
         dit_mean_mode=bool(dit_raw.get("dit_mean_mode", False) if v2 else data.get("dit_mean_mode", False)),
-        cfm=dict(dit_raw["cfm_config"] or {}),
+        cfm=_object(dit_raw["cfm_config"], "dit_config.cfm_config"),
         **values,
     )
     _validate(cfg)
     return cfg
 
 
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise VoxDeskError(f"config.json: '{what}' must be an object. Re-download the model.")
+    return dict(value)
+
+
+# Every number that sizes an allocation or a loop, with the range VoxDesk accepts (the official
+# checkpoints sit far inside). Checked before anything is built: a config.json saying 1e9
+# positions or 1e5 layers is a damaged file, not a request for 64 GB or an hour of building.
+_SIZE, _HEADS, _LAYERS, _POSITIONS = (1, 65536), (1, 1024), (1, 512), (1, 131072)
+_LM_INTS = {
+    "hidden_size": _SIZE,
+    "intermediate_size": _SIZE,
+    "max_position_embeddings": _POSITIONS,
+    "num_attention_heads": _HEADS,
+    "num_hidden_layers": _LAYERS,
+    "num_key_value_heads": _HEADS,
+    "vocab_size": (105, 1 << 20),
+    "dim_model_base": _SIZE,
+    "bos_token_id": (0, 1 << 20),
+    "eos_token_id": (0, 1 << 20),
+}
+_LM_FLOATS = {"rms_norm_eps": (1e-12, 1.0), "scale_emb": (0.0, 1e6), "scale_depth": (0.0, 1e6)}
+_LM_FLOATS["rope_theta"] = (1.0, 1e12)
+_STACK_INTS = {"hidden_dim": _SIZE, "ffn_dim": _SIZE, "num_heads": _HEADS, "num_layers": _LAYERS}
+_TOP_INTS = {
+    "patch_size": (1, 64),
+    "feat_dim": (1, 4096),
+    "residual_lm_num_layers": _LAYERS,
+    "fsq_latent_dim": _SIZE,
+    "fsq_scale": (1, 65536),
+    "max_length": _POSITIONS,
+}
+_RATES = ("sample_rate", "out_sample_rate")
+_REDOWNLOAD = "Re-download the model."
+
+
+def _int(value: Any, name: str, bounds: tuple[int, int]) -> int:
+    low, high = bounds
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        ok, value = True, int(value)
+    if not ok:
+        raise VoxDeskError(f"config.json: {name} must be a whole number, not {value!r}. {_REDOWNLOAD}")
+    if not low <= value <= high:
+        raise VoxDeskError(
+            f"config.json: {name} is {value}; VoxDesk accepts {low} to {high}. Re-download the model."
+        )
+    return value
+
+
+def _float(value: Any, name: str, bounds: tuple[float, float]) -> float:
+    low, high = bounds
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise VoxDeskError(f"config.json: {name} must be a number, not {value!r}. Re-download the model.")
+    if not (math.isfinite(value) and low <= value <= high):
+        raise VoxDeskError(
+            f"config.json: {name} is {value}; VoxDesk accepts {low:g} to {high:g}. Re-download the model."
+        )
+    return float(value)
+
+
+def _factors(value: Any, name: str) -> None:
+    if not isinstance(value, list) or not 1 <= len(value) <= 4096:
+        raise VoxDeskError(f"config.json: {name} must be a list of numbers. Re-download the model.")
+    for i, factor in enumerate(value):
+        _float(factor, f"{name}[{i}]", (1e-6, 1e6))
+
+
+def _check_bounds(cfg: VoxCPMConfig) -> None:
+    """Types and ranges of every field that sizes something (see the table above)."""
+    lm = cfg.lm
+    for name, bounds in _LM_INTS.items():
+        setattr(lm, name, _int(getattr(lm, name), f"lm_config.{name}", bounds))
+    for name, bounds in _LM_FLOATS.items():
+        setattr(lm, name, _float(getattr(lm, name), f"lm_config.{name}", bounds))
+    if lm.kv_channels is not None:
+        lm.kv_channels = _int(lm.kv_channels, "lm_config.kv_channels", (1, 4096))
+    rope = lm.rope_scaling
+    original = "lm_config.rope_scaling.original_max_position_embeddings"
+    rope.original_max_position_embeddings = _int(rope.original_max_position_embeddings, original, _POSITIONS)
+    _factors(rope.long_factor, "lm_config.rope_scaling.long_factor")
+    _factors(rope.short_factor, "lm_config.rope_scaling.short_factor")
+    for what, stack in (("encoder_config", cfg.encoder), ("dit_config", cfg.dit)):
+        for name, bounds in _STACK_INTS.items():
+            setattr(stack, name, _int(getattr(stack, name), f"{what}.{name}", bounds))
+        if stack.kv_channels is not None:
+            stack.kv_channels = _int(stack.kv_channels, f"{what}.kv_channels", (1, 4096))
+    for name, bounds in _TOP_INTS.items():
+        setattr(cfg, name, _int(getattr(cfg, name), name, bounds))
+    for key, value in cfg.audio_vae.items():
+        name = f"audio_vae_config.{key}"
+        if isinstance(value, list):
+            if len(value) > 32:
+                raise VoxDeskError(f"config.json: {name} has {len(value)} entries. Re-download the model.")
+            limit = (1, 384_000) if key == "sr_bin_boundaries" else (1, 64)
+            cfg.audio_vae[key] = [_int(v, f"{name}[{i}]", limit) for i, v in enumerate(value)]
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            cfg.audio_vae[key] = _int(value, name, (1000, 384_000) if key in _RATES else _SIZE)
+    for key in ("encoder_rates", "decoder_rates"):
+        if math.prod(cfg.audio_vae.get(key, [1])) > 65536:
+            raise VoxDeskError(f"config.json: audio_vae_config.{key} multiply to too much. {_REDOWNLOAD}")
+    for key, value in cfg.cfm.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            _float(value, f"dit_config.cfm_config.{key}", (-1e6, 1e6))
+    for name, sub in (("lm_config", lm), ("encoder_config", cfg.stack_lm_config(cfg.encoder))):
+        if not sub.kv_channels and sub.hidden_size % sub.num_attention_heads:
+            raise VoxDeskError(f"config.json: {name} hidden size must be a multiple of its heads.")
+
+
 def _validate(cfg: VoxCPMConfig) -> None:
+    _check_bounds(cfg)
     if cfg.dtype not in _DTYPES:
         raise VoxDeskError(f"config.json: unsupported dtype '{cfg.dtype}'.")
     cfg.dtype = _DTYPES[cfg.dtype]

@@ -23,6 +23,28 @@ def _is_cjk_word(token: str) -> bool:
     return len(token) >= 2 and all("\u4e00" <= c <= "\u9fff" for c in token)
 
 
+def check_tokenizer(model_dir: str | Path, vocab_size: int) -> int:
+    """Build the tokenizer and check its ids fit the model; the number of entries, or VoxDeskError."""
+    path = Path(model_dir) / "tokenizer.json"
+    try:
+        tokenizer = TextTokenizer(model_dir)
+        ids = list(tokenizer.vocab.values())
+        if not all(isinstance(i, int) for i in ids):
+            raise ValueError("its vocabulary ids are not numbers")
+        largest = max(ids, default=-1)
+        tokenizer.tokenize("Hello 你好")
+    except VoxDeskError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the tokenizers library raises plain Exception
+        raise VoxDeskError(f"{path.name} is damaged or not a VoxCPM tokenizer ({exc}).") from None
+    if largest < 0 or largest >= vocab_size:
+        raise VoxDeskError(
+            f"{path.name} has ids up to {largest}, but the model's vocabulary has {vocab_size}: "
+            "it belongs to another model. Re-download the model."
+        )
+    return len(ids)
+
+
 class TextTokenizer:
     def __init__(self, model_dir: str | Path) -> None:
         from tokenizers import AddedToken, Tokenizer, pre_tokenizers
@@ -39,7 +61,7 @@ class TextTokenizer:
             merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
         except FileNotFoundError:
             raise VoxDeskError(f"{path} not found: choose a complete VoxCPM model folder.") from None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise VoxDeskError(f"{path.name} is damaged or not a VoxCPM tokenizer ({exc}).") from None
         settings = _read_settings(model_dir / "tokenizer_config.json")
         tok = Tokenizer(BPE(vocab=vocab, merges=merges, fuse_unk=True, byte_fallback=True))

@@ -1,0 +1,152 @@
+"""Start the real window with one bad file at a time: it opens, one message names the file, the
+file is kept (renamed ``*.damaged-<date>``) and everything else loads."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from ui_fixtures import ScriptedDialogs, home, open_window, write_voice_file  # noqa: F401
+
+from app import paths
+from app import project as projects
+from app.text.pronunciation import Rule
+from app.voices.library import META, VoiceLibrary
+
+
+def two_voices(tmp_path: Path) -> tuple[VoiceLibrary, str, str]:
+    library = VoiceLibrary(paths.voices_dir())
+    anna = library.import_file(write_voice_file(tmp_path / "Anna.wav", 220))
+    bob = library.import_file(write_voice_file(tmp_path / "Bob.wav", 330))
+    return library, anna.id, bob.id
+
+
+def start(qtbot, dialogs: ScriptedDialogs | None = None):
+    dialogs = dialogs or ScriptedDialogs()
+    window = open_window(qtbot, None, dialogs)
+    qtbot.waitUntil(lambda: any("set aside" in e or "could not read" in e for e in dialogs.errors))
+    return window, dialogs
+
+
+def voice_names(window) -> list[str]:
+    return [window.voices.list.item(i).text() for i in range(window.voices.list.count())]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "null",
+        "[]",
+        '{"id": "x", "name": 3}',
+        "{not json",
+        "SAMPLE_RATE",
+        "TRIM_NAN",
+        "GAIN_HUGE",
+    ],
+)
+def test_damaged_voice_json_is_set_aside_and_the_voice_rebuilt(qtbot, home, tmp_path, content):  # noqa: F811
+    library, anna, _bob = two_voices(tmp_path)
+    meta = library.folder(anna) / META
+    good = json.loads(meta.read_text())
+    bad = {
+        "SAMPLE_RATE": {**good, "sample_rate": 1e12},
+        "TRIM_NAN": {**good, "trim_end": float("nan")},
+        "GAIN_HUGE": {**good, "gain_db": 1e308},
+    }
+    meta.write_text(json.dumps(bad[content]) if content in bad else content)
+    window, dialogs = start(qtbot)
+    message = dialogs.errors[-1]
+    assert str(meta) in message
+    kept = list(meta.parent.glob(f"{META}.damaged-*"))
+    written = json.dumps(bad[content]) if content in bad else content
+    assert len(kept) == 1 and kept[0].read_text() == written
+    names = voice_names(window)
+    assert "Bob" in names and len(names) == 2  # the damaged voice did not vanish
+    if content in bad:
+        assert "Anna" in names  # its name was readable, so it was kept
+        field = {"SAMPLE_RATE": "sample_rate", "TRIM_NAN": "trim_end", "GAIN_HUGE": "gain_db"}[content]
+        assert field in message
+    rebuilt = VoiceLibrary(paths.voices_dir()).get(anna)
+    assert rebuilt.sample_rate == 16000 and rebuilt.trim_end is None and rebuilt.gain_db == 0.0
+    assert len(VoiceLibrary(paths.voices_dir()).audio(rebuilt)) == rebuilt.n_samples
+
+
+def test_missing_voice_json_does_not_make_the_voice_vanish(qtbot, home, tmp_path):  # noqa: F811
+    library, anna, _bob = two_voices(tmp_path)
+    (library.folder(anna) / META).unlink()
+    window, dialogs = start(qtbot)
+    assert str(library.folder(anna) / META) in dialogs.errors[-1]
+    assert len(voice_names(window)) == 2
+
+
+def test_unreadable_recording_sets_the_whole_voice_folder_aside(qtbot, home, tmp_path):  # noqa: F811
+    library, anna, _bob = two_voices(tmp_path)
+    folder = library.folder(anna)
+    (folder / "audio.flac").write_bytes(b"not audio at all")
+    (folder / META).write_text("null")
+    window, dialogs = start(qtbot)
+    assert str(folder) in dialogs.errors[-1]
+    assert not folder.exists() and len(list(folder.parent.glob(f"{anna}.damaged-*"))) == 1
+    assert voice_names(window) == ["Bob"]
+
+
+def write_autosave(project: projects.Project, data: dict | None = None, age: float = 0.0) -> Path:
+    path = project.autosave()
+    if data is not None:
+        path.write_text(json.dumps(data))
+    stamp = time.time() - age
+    os.utime(path, (stamp, stamp))
+    return path
+
+
+def test_autosave_with_a_broken_regex_opens_with_the_rule_turned_off(qtbot, home):  # noqa: F811
+    project = projects.Project(text="Hello there.")
+    path = write_autosave(project)
+    data = json.loads(path.read_text())
+    data["pronunciation"] = [Rule("(unclosed", "x", regex=True).to_dict(), Rule("Hello", "Hi").to_dict()]
+    path.write_text(json.dumps(data))
+    window, dialogs = start(qtbot)
+    assert window.script.text() == "Hello there."
+    assert str(path) in dialogs.errors[-1] and "(unclosed" in dialogs.errors[-1]
+    assert [r.enabled for r in window.project.rules.rules] == [False, True]
+    assert [j.text for j in window.project.jobs()] == ["Hi there."]
+    assert len(list(path.parent.glob(f"{path.name}.damaged-*"))) == 1  # kept as it was
+    assert projects.Project.load(path).rules.rules[0].enabled is False  # saved again, repaired
+
+
+def test_deeply_nested_autosave_is_set_aside_and_the_next_one_opens(qtbot, home):  # noqa: F811
+    older = write_autosave(projects.Project(text="The older script."), age=60)
+    nested = write_autosave(projects.Project(text="x"))
+    nested.write_text('{"format": "voxdesk-project", "text": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    window, dialogs = start(qtbot)
+    assert str(nested) in dialogs.errors[-1]
+    assert window.script.text() == "The older script."
+    assert not nested.exists() and len(list(nested.parent.glob(f"{nested.name}.damaged-*"))) == 1
+    assert projects.autosaves() == [older]
+
+
+def test_settings_with_a_bad_window_state_are_set_aside_and_the_rest_kept(qtbot, home):  # noqa: F811
+    ini = paths.config_dir() / "settings.ini"
+    ini.write_text("[ui]\ntheme=dark\n\n[window]\nstate=12\n")
+    window, dialogs = start(qtbot)
+    assert str(ini) in dialogs.errors[-1] and "window/state" in dialogs.errors[-1]
+    assert window.settings.theme == "dark"
+    assert window.settings.window_state()[1] is None
+    assert [p.read_text() for p in ini.parent.glob("settings.ini.damaged-*")] == [
+        "[ui]\ntheme=dark\n\n[window]\nstate=12\n"
+    ]
+    window.close()  # saving the window state again works
+
+
+def test_every_bad_file_at_once_gives_one_message(qtbot, home, tmp_path):  # noqa: F811
+    library, anna, bob = two_voices(tmp_path)
+    (library.folder(anna) / META).write_text("[]")
+    (library.folder(bob) / META).write_text("null")
+    write_autosave(projects.Project(text="x")).write_text("{")
+    (paths.config_dir() / "settings.ini").write_text("[window]\nstate=12\n")
+    window, dialogs = start(qtbot)
+    assert len(dialogs.errors) == 1 and "these 4 files" in dialogs.errors[0]
+    assert len(voice_names(window)) == 2
