@@ -54,6 +54,7 @@ class Voice:
     trim_end: float | None = None
     gain_db: float = 0.0
     normalised: bool = False
+    transcript_recognized: bool = False  # filled in by speech recognition, not edited since
 
     @property
     def raw_duration(self) -> float:
@@ -88,6 +89,7 @@ class Voice:
             values[name] = float(values.get(name, 0.0))
         if values.get("trim_end") is not None:
             values["trim_end"] = float(values["trim_end"])
+        values["transcript_recognized"] = values.get("transcript_recognized") is True
         voice = cls(**values)
         if voice.sample_rate <= 0 or voice.n_samples <= 0:
             raise ValueError("bad sample rate or length")
@@ -274,9 +276,14 @@ class VoiceLibrary:
             raise VoxDeskError(f"A voice named “{name}” already exists. Choose another name.")
         return self._save(replace(self.get(voice.id), name=name))
 
-    def set_transcript(self, voice: Voice, transcript: str) -> Voice:
-        """Set the words spoken in the voice's (trimmed) audio; enables continuation mode."""
-        return self._save(replace(self.get(voice.id), transcript=transcript.strip()))
+    def set_transcript(self, voice: Voice, transcript: str, recognized: bool = False) -> Voice:
+        """Set the words spoken in the voice's (trimmed) audio; enables continuation mode.
+
+        ``recognized``: the text came from speech recognition (the window marks it as such)."""
+        text = transcript.strip()
+        return self._save(
+            replace(self.get(voice.id), transcript=text, transcript_recognized=recognized and bool(text))
+        )
 
     def trim(self, voice: Voice, start: float, end: float | None) -> Voice:
         """Use only ``start``–``end`` seconds of the stored audio (``end=None``: to its end).
