@@ -89,6 +89,8 @@ def build_sensevoice(folder: Path, int8: bool) -> Path:
         def forward(self, x, x_length, language, text_norm):
             b = x.shape[0]
             event = self.embed(torch.tensor([[1, 2]])).expand(b, 2, 560)
+            valid = torch.arange(x.shape[1])[None, :] < x_length[:, None]  # padding mask, as the real one
+            x = x * valid[..., None].to(x.dtype)
             x = torch.cat([self.embed(language)[:, None], event, self.embed(text_norm)[:, None], x], 1)
             x = self.after_norm(self.blocks(x * math.sqrt(d)))
             return self.ctc(self.tp_norm(self.tp(x)))
@@ -158,6 +160,22 @@ def bench_sensevoice(folder: Path, seconds: list[float], repeats: int, threads: 
               f"CPU {cpu:6.3f} s -> {s / cpu:6.1f}x per CPU-second")  # fmt: skip
 
 
+def _whisper_vocabulary(folder: Path, size: int) -> None:
+    """Give the converted model Whisper's special tokens at their real ids (no tokenizer here)."""
+    import json
+
+    tokens = [f"t{i}" for i in range(size)]
+    specials = {50257: "<|endoftext|>", 50258: "<|startoftranscript|>", 50259: "<|en|>", 50260: "<|zh|>",
+                50358: "<|translate|>", 50359: "<|transcribe|>", 50360: "<|startoflm|>",
+                50361: "<|startofprev|>", 50362: "<|nocaptions|>", 50363: "<|notimestamps|>"}  # fmt: skip
+    for i, token in specials.items():
+        tokens[i] = token
+    for i in range(50364, size):
+        tokens[i] = f"<|{(i - 50364) * 0.02:.2f}|>"
+    (folder / "vocabulary.json").write_text(json.dumps(tokens), encoding="utf-8")
+    (folder / "vocabulary.txt").unlink(missing_ok=True)
+
+
 def bench_whisper(size: str, seconds: list[float], repeats: int, threads: int, tps: float) -> None:
     import ctranslate2
     import torch
@@ -169,10 +187,13 @@ def bench_whisper(size: str, seconds: list[float], repeats: int, threads: int, t
     with tempfile.TemporaryDirectory() as tmp:
         cfg = WhisperConfig(d_model=dm, encoder_layers=enc, decoder_layers=dec, encoder_attention_heads=heads,
                             decoder_attention_heads=heads, encoder_ffn_dim=4 * dm, decoder_ffn_dim=4 * dm,
-                            num_mel_bins=mels, vocab_size=51866 if mels == 128 else 51865)  # fmt: skip
+                            num_mel_bins=mels, vocab_size=51866 if mels == 128 else 51865,
+                            decoder_start_token_id=50258, bos_token_id=50257, eos_token_id=50257,
+                            pad_token_id=50257)  # fmt: skip
         torch.manual_seed(0)
         WhisperForConditionalGeneration(cfg).save_pretrained(f"{tmp}/hf")
         TransformersConverter(f"{tmp}/hf").convert(f"{tmp}/ct2", quantization="int8")
+        _whisper_vocabulary(Path(f"{tmp}/ct2"), cfg.vocab_size)
         model = ctranslate2.models.Whisper(f"{tmp}/ct2", device="cpu", compute_type="int8",
                                            intra_threads=threads)  # fmt: skip
         fe = FeatureExtractor(feature_size=mels)
@@ -203,13 +224,16 @@ def main() -> None:
     p.add_argument("--model", type=Path, help="a SenseVoice folder (default: random weights, real shapes)")
     p.add_argument("--fp32", action="store_true", help="time the fp32 export instead of int8")
     p.add_argument("--whisper", choices=sorted(WHISPER), help="also time faster-whisper at these shapes")
+    p.add_argument("--whisper-only", action="store_true", help="skip SenseVoice")
     p.add_argument("--seconds", default="5,10,20", help="audio lengths, comma separated")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--tokens-per-second", type=float, default=4.0)
     args = p.parse_args()
     seconds = [float(s) for s in args.seconds.split(",")]
-    if args.model:
+    if args.whisper_only:
+        pass
+    elif args.model:
         bench_sensevoice(args.model, seconds, args.repeats, args.threads)
     else:
         with tempfile.TemporaryDirectory() as tmp:
