@@ -4,6 +4,7 @@
     voxdesk synth --server URL [--api-key KEY] (--text T | --text-file F) --out F.wav [...]
     voxdesk info --model DIR
     voxdesk write-checkpoint --preset tiny-v2 --out DIR
+    voxdesk transcribe FILE [--language auto|zh|en|ja|ko|yue] [--model DIR]
 
 Every failure prints one line to stderr and exits non-zero. Subcommands register themselves
 through ``SUBCOMMANDS``: append ``add_parser(subparsers)`` functions to add more (``bench``).
@@ -376,12 +377,32 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     add_parser(sub)
 
 
+# ---- transcribe -----------------------------------------------------------------------------
+def cmd_transcribe(args: argparse.Namespace) -> int:
+    from app.asr import load_recognizer
+    from app.audio.io import load_audio
+
+    recognizer = load_recognizer(args.model)
+    audio = load_audio(args.file, recognizer.sample_rate, reject_silence=False)
+    print(recognizer.transcribe(audio, recognizer.sample_rate, args.language).text)
+    return 0
+
+
+def add_transcribe(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("transcribe", help="print what is said in an audio file (local speech recognition)")
+    p.add_argument("file")
+    p.add_argument("--language", default="auto", help="auto (default), zh, en, ja, ko or yue")
+    p.add_argument("--model", default=None, help="recognizer folder (default: the one downloaded)")
+    p.set_defaults(func=cmd_transcribe)
+
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_synth,
     add_info,
     add_write_checkpoint,
     add_bench,
     add_serve,
+    add_transcribe,
 ]
 
 

@@ -31,6 +31,7 @@ from ui.model_state import ModelState
 from ui.playback import Playback, default_sink
 from ui.settings import Settings
 from ui.speak_session import SpeakSession
+from ui.transcriber import Transcriber
 from ui.views.script_editor import ScriptEditor
 from ui.views.segment_table import SegmentRow
 from ui.views.transport import TransportBar
@@ -75,7 +76,8 @@ class MainWindow(QMainWindow):
         self.api = LocalApi(self.library.root, self)
         self.session = SpeakSession(self.client, self.playback, self)
 
-        self.voices = VoicePanel(self.library, self.dialogs)
+        self.transcriber = Transcriber(lambda: self.settings.recognizer_dir, self)
+        self.voices = VoicePanel(self.library, self.dialogs, transcriber=self.transcriber)
         self.script = ScriptEditor()
         self.transport = TransportBar()
         self.actions = WindowActions(self)
@@ -575,5 +577,6 @@ class MainWindow(QMainWindow):
         self.settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
         self.playback.stop()
         self.api.stop()
+        self.transcriber.shutdown(timeout=2.0)
         self.client.close()
         super().closeEvent(event)

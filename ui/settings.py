@@ -149,6 +149,16 @@ class Settings:
         self._set("api/key", value)
 
     @property
+    def recognizer_dir(self) -> Path | None:
+        """A speech-recognizer folder the user chose; None: the one downloaded (if any)."""
+        value = self._get("asr/model_dir", "")
+        return Path(value) if value else None
+
+    @recognizer_dir.setter
+    def recognizer_dir(self, value: Path | None) -> None:
+        self._set("asr/model_dir", str(value) if value else "")
+
+    @property
     def output_dir(self) -> Path:
         value = self._get("export/output_dir", "")
         return Path(value) if value else Path.home()

@@ -252,6 +252,7 @@ class WindowActions(QObject):
         from ui.views.model_manager import ModelManager
 
         dialog = ModelManager(self.w.settings, self.w.dialogs, first_run, self.w)
+        dialog.recognizerChanged.connect(self.w.voices.recognizer_changed)
         self._show(dialog, lambda: self._use_model(dialog.chosen_folder()))
 
     def _use_model(self, folder: Path | None) -> None:

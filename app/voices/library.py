@@ -66,6 +66,7 @@ class Voice:
     trim_end: float | None = None
     gain_db: float = 0.0
     normalised: bool = False
+    transcript_recognized: bool = False  # filled in by speech recognition, not edited since
 
     @property
     def raw_duration(self) -> float:
@@ -116,6 +117,7 @@ class Voice:
             values["trim_end"] = _bounded_float(values, "trim_end", values["trim_start"], raw + 1e-6, None)
         values["gain_db"] = _bounded_float(values, "gain_db", -MAX_GAIN_DB, MAX_GAIN_DB, 0.0)
         values["normalised"] = bool(values.get("normalised", False))
+        values["transcript_recognized"] = values.get("transcript_recognized") is True
         return cls(**values)
 
 
@@ -404,9 +406,14 @@ class VoiceLibrary:
             raise VoxDeskError(f"A voice named “{name}” already exists. Choose another name.")
         return self._save(replace(self.get(voice.id), name=name))
 
-    def set_transcript(self, voice: Voice, transcript: str) -> Voice:
-        """Set the words spoken in the voice's (trimmed) audio; enables continuation mode."""
-        return self._save(replace(self.get(voice.id), transcript=transcript.strip()))
+    def set_transcript(self, voice: Voice, transcript: str, recognized: bool = False) -> Voice:
+        """Set the words spoken in the voice's (trimmed) audio; enables continuation mode.
+
+        ``recognized``: the text came from speech recognition (the window marks it as such)."""
+        text = transcript.strip()
+        return self._save(
+            replace(self.get(voice.id), transcript=text, transcript_recognized=recognized and bool(text))
+        )
 
     def trim(self, voice: Voice, start: float, end: float | None) -> Voice:
         """Use only ``start``–``end`` seconds of the stored audio (``end=None``: to its end).

@@ -8,6 +8,7 @@ worker thread; its progress comes back through a queued signal.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QFormLayout,
+    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -27,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.asr import catalog as asr_catalog
 from app.models import download as dl
 from app.paths import models_dir
 from ui.dialogs import Dialogs
@@ -45,16 +48,15 @@ class _Worker(QObject):
     done = Signal(str)  # folder
     failed = Signal(str, bool)  # message, cancelled
 
-    def __init__(self, model: dl.KnownModel, source: dl.Source, dest: Path) -> None:
+    def __init__(self, job: Callable[[Callable[[dl.Progress], None], threading.Event], Path]) -> None:
         super().__init__()
         self.cancel = threading.Event()
-        self._args = (model, source, dest)
+        self._job = job  # job(progress, cancel) -> folder
         self.thread = threading.Thread(target=self._run, name="voxdesk-download", daemon=True)
 
     def _run(self) -> None:
-        model, source, dest = self._args
         try:
-            folder = dl.download_model(model, source, dest, self.progress.emit, self.cancel)
+            folder = self._job(self.progress.emit, self.cancel)
         except dl.DownloadCancelled as err:
             self.failed.emit(str(err), True)
         except Exception as exc:  # noqa: BLE001 - shown as one line, traceback to the log
@@ -64,7 +66,12 @@ class _Worker(QObject):
 
 
 class ModelManager(QDialog):
-    """Accepted with :meth:`chosen_folder` set to a validated model folder."""
+    """Accepted with :meth:`chosen_folder` set to a validated model folder.
+
+    Also installs the optional speech recognizer (same sources, progress and resume); emits
+    ``recognizerChanged`` when one is downloaded or chosen."""
+
+    recognizerChanged = Signal()
 
     def __init__(
         self, settings: Settings, dialogs: Dialogs, first_run: bool = False, parent: QWidget | None = None
@@ -117,6 +124,29 @@ class ModelManager(QDialog):
         self.folder_button = QPushButton(icon(QStyle.StandardPixmap.SP_DirOpenIcon), self.tr("Use a folder…"))
         self.close_button = QPushButton(self.tr("Close"))
 
+        self.asr_box = QGroupBox(self.tr("Speech recognition (optional)"))
+        self.asr_intro = QLabel(
+            self.tr(
+                "Fills in a voice's transcript from its recording (for the closest likeness) and "
+                "checks what VoxDesk speaks. {0}, about {1} MB; it runs on this computer."
+            ).format(asr_catalog.SENSEVOICE_SMALL.title, asr_catalog.SENSEVOICE_SMALL.size_mb)
+        )
+        self.asr_intro.setWordWrap(True)
+        self.asr_state = QLabel()
+        self.asr_download_button = QPushButton(
+            icon(QStyle.StandardPixmap.SP_ArrowDown), self.tr("Download recognizer")
+        )
+        self.asr_folder_button = QPushButton(
+            icon(QStyle.StandardPixmap.SP_DirOpenIcon), self.tr("Use a recognizer folder…")
+        )
+        asr_layout = QVBoxLayout(self.asr_box)
+        asr_layout.addWidget(self.asr_intro)
+        asr_row = QHBoxLayout()
+        asr_row.addWidget(self.asr_state, 1)
+        asr_row.addWidget(self.asr_download_button)
+        asr_row.addWidget(self.asr_folder_button)
+        asr_layout.addLayout(asr_row)
+
         form = QFormLayout()
         form.addRow(self.tr("Download from:"), self.source)
         form.addRow(self.tr("Mirror address:"), self.mirror)
@@ -131,6 +161,7 @@ class ModelManager(QDialog):
         layout.addWidget(self.intro)
         layout.addWidget(self.models)
         layout.addLayout(form)
+        layout.addWidget(self.asr_box)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
         layout.addLayout(buttons)
@@ -144,6 +175,8 @@ class ModelManager(QDialog):
         self.use_button.clicked.connect(self._use_selected)
         self.folder_button.clicked.connect(self.choose_folder)
         self.close_button.clicked.connect(self.reject)
+        self.asr_download_button.clicked.connect(self.start_recognizer_download)
+        self.asr_folder_button.clicked.connect(self.choose_recognizer_folder)
         current = settings.model_dir.name if settings.model_dir else dl.KNOWN_MODELS[0].key
         keys = [m.key for m in dl.KNOWN_MODELS]
         self.models.setCurrentRow(keys.index(current) if current in keys else 0)
@@ -178,6 +211,19 @@ class ModelManager(QDialog):
         self.folder_button.setEnabled(not running)
         self.models.setEnabled(not running)
         self.source.setEnabled(not running)
+        asr_folder = asr_catalog.default_folder()
+        asr_problems = asr_catalog.validate_recognizer_dir(asr_folder)
+        chosen = self.settings.recognizer_dir
+        if chosen is not None:
+            self.asr_state.setText(self.tr("Using {0}").format(chosen))
+        elif not asr_problems:
+            self.asr_state.setText(self.tr("Installed"))
+        elif asr_folder.is_dir() and any(asr_folder.iterdir()):
+            self.asr_state.setText(self.tr("Partly downloaded or damaged: Download resumes or repairs it"))
+        else:
+            self.asr_state.setText(self.tr("Not installed"))
+        self.asr_download_button.setEnabled(not running and bool(asr_problems))
+        self.asr_folder_button.setEnabled(not running)
 
     def _source(self) -> dl.Source:
         kind = self.source.currentData()
@@ -192,10 +238,34 @@ class ModelManager(QDialog):
         except Exception as exc:  # noqa: BLE001
             self.status.setText(report(exc))
             return
-        model = self.selected_model()
-        worker = _Worker(model, source, self.folder_of(model))
+        model, dest = self.selected_model(), self.folder_of(self.selected_model())
+        self._start(
+            _Worker(lambda progress, cancel: dl.download_model(model, source, dest, progress, cancel)),
+            source,
+            self._on_done,
+        )
+
+    def start_recognizer_download(self) -> None:
+        """Download the speech recognizer into the models folder (the user pressed the button)."""
+        try:
+            source = self._source()
+        except Exception as exc:  # noqa: BLE001
+            self.status.setText(report(exc))
+            return
+        model = asr_catalog.SENSEVOICE_SMALL
+        self._start(
+            _Worker(
+                lambda progress, cancel: asr_catalog.download_recognizer(
+                    model, source, None, progress, cancel
+                )
+            ),
+            source,
+            self._on_recognizer_done,
+        )
+
+    def _start(self, worker: _Worker, source: dl.Source, on_done: Callable[[str], None]) -> None:
         worker.progress.connect(self._on_progress)
-        worker.done.connect(self._on_done)
+        worker.done.connect(on_done)
         worker.failed.connect(self._on_failed)
         self._worker = worker
         self.status.setText(self.tr("Connecting to {0}…").format(source.title))
@@ -224,6 +294,29 @@ class ModelManager(QDialog):
         self.status.setText(self.tr("Download complete."))
         self._refresh()
         self._choose(Path(folder))
+
+    def _on_recognizer_done(self, folder: str) -> None:
+        self._worker = None
+        self.progress.setValue(1000)
+        self.settings.recognizer_dir = None  # the downloaded one, found in its default place
+        self.status.setText(self.tr("Speech recognition is installed."))
+        self._refresh()
+        self.recognizerChanged.emit()
+
+    def choose_recognizer_folder(self) -> None:
+        folder = self.dialogs.pick_folder(self, self.tr("Choose a speech recognizer folder"), models_dir())
+        if folder is None:
+            return
+        problems = asr_catalog.validate_recognizer_dir(folder)
+        if problems:
+            message = self.tr("{0} is not a usable speech recognizer: {1}.").format(folder, problems[0])
+            self.status.setText(message)
+            self.dialogs.error(self, message)
+            return
+        self.settings.recognizer_dir = folder
+        self.status.setText(self.tr("Speech recognition uses {0}.").format(folder))
+        self._refresh()
+        self.recognizerChanged.emit()
 
     def _on_failed(self, message: str, cancelled: bool) -> None:
         self._worker = None

@@ -36,6 +36,7 @@ from app.voices.library import Voice, VoiceLibrary
 from app.voices.prepare import EditHistory, length_advice, normalise_loudness, trim_silence
 from ui.dialogs import Dialogs
 from ui.errors import report
+from ui.transcriber import Transcriber
 from ui.views.waveform import WaveformView
 
 T = TypeVar("T")
@@ -52,10 +53,18 @@ class VoicePanel(QWidget):
     recordRequested = Signal()
     latentsCleared = Signal(str)  # voice id: its cached encoding was dropped ("Re-encode")
 
-    def __init__(self, library: VoiceLibrary, dialogs: Dialogs, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        library: VoiceLibrary,
+        dialogs: Dialogs,
+        parent: QWidget | None = None,
+        transcriber: Transcriber | None = None,
+    ) -> None:
         super().__init__(parent)
         self.library = library
         self.dialogs = dialogs
+        # Speech recognition fills a new voice's transcript (None: the window has none to offer).
+        self.transcriber = transcriber
         self.setAcceptDrops(True)
         self._architecture = "voxcpm2"
         self._audio: np.ndarray | None = None  # the selected voice's untrimmed audio (own rate)
@@ -82,6 +91,11 @@ class VoicePanel(QWidget):
         self.length_warning.setWordWrap(True)
         self.transcript = QPlainTextEdit()
         self.transcript.setMaximumHeight(84)
+        self.recognize_button = QPushButton(icon(QStyle.StandardPixmap.SP_FileDialogContentsView), "")
+        self.recognize_cancel = QPushButton(icon(QStyle.StandardPixmap.SP_BrowserStop), "")
+        self.recognize_status = QLabel()  # progress, or why recognition did not fill the field
+        self.recognize_status.setObjectName("hint")
+        self.recognize_status.setWordWrap(True)
         self.mode_hint = QLabel()
         self.mode_hint.setObjectName("hint")
         self.mode_hint.setWordWrap(True)
@@ -116,6 +130,11 @@ class VoicePanel(QWidget):
         form.addRow(self.length_warning)
         form.addRow(self.transcript_label)
         form.addRow(self.transcript)
+        recognize_row = QHBoxLayout()
+        recognize_row.addWidget(self.recognize_button)
+        recognize_row.addWidget(self.recognize_cancel)
+        recognize_row.addWidget(self.recognize_status, 1)
+        form.addRow(recognize_row)
         form.addRow(self.mode_hint)
         manage = QHBoxLayout()
         manage.addWidget(self.play_button)
@@ -151,6 +170,16 @@ class VoicePanel(QWidget):
         self.name.editingFinished.connect(self._rename)
         self.transcript.textChanged.connect(self._transcript_changed)
         self.waveform.selectionChanged.connect(lambda *_: self._update_info())
+        self.recognize_button.clicked.connect(self.recognize_selected)
+        self.recognize_cancel.clicked.connect(self.cancel_recognition)
+        if transcriber is not None:
+            transcriber.progress.connect(self._recognition_progress)
+            transcriber.finished.connect(self._recognized)
+            transcriber.failed.connect(self._recognition_failed)
+            transcriber.cancelled.connect(self._recognition_cancelled)
+        self._recognition_notes: dict[str, str] = {}  # voice id -> last failure / cancel note
+        self._recognition_progress_of: dict[str, float] = {}  # voice id -> fraction, while running
+        self._manual: set[str] = set()  # voice ids whose recognition may replace a typed transcript
         self.retranslate()
         self.refresh()
 
@@ -177,6 +206,8 @@ class VoicePanel(QWidget):
         self.transcript_label.setText(self.tr("Transcript (the exact words spoken, optional):"))
         self.transcript.setPlaceholderText(self.tr("e.g. Hello, this is my voice."))
         self.drop_hint.setText(self.tr("Tip: drop audio files here to import them."))
+        self.recognize_button.setText(self.tr("Recognize words"))
+        self.recognize_cancel.setText(self.tr("Cancel"))
         self._update_hint()
         self._update_info()
 
@@ -232,6 +263,7 @@ class VoicePanel(QWidget):
             self.waveform.set_selection(int(round(voice.trim_start * rate)), end)
         self._update_hint()
         self._update_info()
+        self._update_recognition()
 
     def _update_info(self) -> None:
         voice = self.selected() if hasattr(self, "list") else None
@@ -294,13 +326,16 @@ class VoicePanel(QWidget):
             self.import_files([path])
 
     def import_files(self, files: list[Path]) -> None:
-        last = None
+        added = []
         for path in files:
             voice = self._run(lambda p=path: self.library.import_file(p), "importing a voice")
-            last = voice or last
-        if last is not None:
-            self.refresh(select_id=last.id)
+            if voice is not None:
+                added.append(voice)
+        if added:
+            self.refresh(select_id=added[-1].id)
             self.voicesChanged.emit()
+            for voice in added:
+                self._start_recognition(voice)
 
     def add_recording(self, samples: np.ndarray, sample_rate: int, name: str) -> None:
         voice = self._run(
@@ -309,6 +344,7 @@ class VoicePanel(QWidget):
         if voice is not None:
             self.refresh(select_id=voice.id)
             self.voicesChanged.emit()
+            self._start_recognition(voice)
 
     def _rename(self) -> None:
         voice = self.selected()
@@ -338,6 +374,7 @@ class VoicePanel(QWidget):
 
     def _transcript_changed(self) -> None:
         self._update_hint()
+        self._update_recognition()
         self._transcript_timer.start()
 
     def _save_transcript(self) -> None:
@@ -408,6 +445,128 @@ class VoicePanel(QWidget):
         if voice is not None and self._audio is not None:
             start, end = self.waveform.selection()
             self.playRequested.emit(self._audio[start:end].copy(), voice.sample_rate)
+
+    # --- speech recognition -----------------------------------------------------------------
+    def _start_recognition(self, voice: Voice, manual: bool = False) -> None:
+        """Transcribe ``voice`` in the background; a new voice only when it has no transcript."""
+        t = self.transcriber
+        if t is None or not t.available or (voice.transcript and not manual):
+            self._update_recognition()
+            return
+        samples = self._run(lambda: self.library.audio(voice), "reading a voice")
+        if samples is None:
+            return
+        self._recognition_notes.pop(voice.id, None)
+        self._recognition_progress_of[voice.id] = 0.0
+        if manual:
+            self._manual.add(voice.id)
+        t.start(voice.id, samples, voice.sample_rate)
+        self._update_recognition()
+
+    def recognizer_changed(self) -> None:
+        """A recognizer was installed or chosen (model manager): load it afresh next time."""
+        if self.transcriber is not None:
+            self.transcriber.reload()
+        self._update_recognition()
+
+    def recognize_selected(self) -> None:
+        """The Recognize button: (re)transcribe the selected voice, replacing its transcript."""
+        voice = self.selected()
+        if voice is None:
+            return
+        self.flush()
+        voice = self.selected()
+        if voice.transcript and not voice.transcript_recognized:
+            question = self.tr("Replace the transcript you typed with the words recognized in the recording?")
+            if not self.dialogs.confirm(self, question):
+                return
+        self._start_recognition(voice, manual=True)
+
+    def cancel_recognition(self) -> None:
+        voice = self.selected()
+        if voice is not None and self.transcriber is not None:
+            self.transcriber.cancel(voice.id)
+
+    def _is_selected(self, voice_id: str) -> bool:
+        item = self.list.currentItem()
+        return item is not None and item.data(Qt.ItemDataRole.UserRole) == voice_id
+
+    def _recognition_progress(self, voice_id: str, fraction: float) -> None:
+        self._recognition_progress_of[voice_id] = fraction
+        if self._is_selected(voice_id):
+            self._update_recognition()
+
+    def _recognized(self, voice_id: str, transcript: object) -> None:
+        manual = voice_id in self._manual
+        self._finish_recognition(voice_id)
+        try:
+            voice = self.library.get(voice_id)
+        except VoxDeskError:
+            return  # deleted meanwhile
+        text = transcript.text  # type: ignore[attr-defined]
+        selected = self._is_selected(voice_id)
+        typed = self.transcript.toPlainText().strip() if selected else voice.transcript
+        if typed and not manual and not voice.transcript_recognized:
+            # The user typed while recognition ran: their words win.
+            kept = self.tr("Recognized “{0}”; your transcript was kept.")
+            self._recognition_notes[voice_id] = kept.format(text)
+        else:
+            saved = self._run(lambda: self.library.set_transcript(voice, text, recognized=True), "saving")
+            if saved is not None and selected:
+                self._transcript_timer.stop()
+                self.transcript.blockSignals(True)
+                self.transcript.setPlainText(saved.transcript)
+                self.transcript.blockSignals(False)
+        if selected:
+            self._update_hint()
+        self._update_recognition()
+
+    def _recognition_failed(self, voice_id: str, message: str) -> None:
+        self._finish_recognition(voice_id)
+        self._recognition_notes[voice_id] = message
+        self._update_recognition()
+
+    def _recognition_cancelled(self, voice_id: str) -> None:
+        self._finish_recognition(voice_id)
+        note = self.tr("Recognition cancelled; type the words, or press Recognize words.")
+        self._recognition_notes[voice_id] = note
+        self._update_recognition()
+
+    def _finish_recognition(self, voice_id: str) -> None:
+        self._recognition_progress_of.pop(voice_id, None)
+        self._manual.discard(voice_id)
+
+    def _update_recognition(self) -> None:
+        """The Recognize row: progress, the last note, what recognition would add, or nothing."""
+        if not hasattr(self, "_recognition_notes"):
+            return
+        voice = self.selected()
+        t = self.transcriber
+        available = t is not None and t.available
+        running = voice is not None and voice.id in self._recognition_progress_of
+        self.recognize_button.setEnabled(voice is not None and available and not running)
+        self.recognize_cancel.setVisible(running)
+        if voice is None:
+            status = ""
+        elif running:
+            status = self.tr("Recognizing the words spoken… {0:.0f}%").format(
+                100 * self._recognition_progress_of[voice.id]
+            )
+        elif voice.id in self._recognition_notes:
+            status = self._recognition_notes[voice.id]
+        elif voice.transcript_recognized and voice.transcript == self.transcript.toPlainText().strip():
+            status = self.tr("Recognized automatically: listen, and correct any word that is wrong.")
+        elif not available:
+            status = self.tr(
+                "Speech recognition is not installed. With it (Models… → Speech recognition), VoxDesk "
+                "fills in the words spoken in a new recording for the closest likeness."
+            )
+        else:
+            status = ""
+        self.recognize_status.setText(status)
+        self.recognize_button.setToolTip(
+            "" if available else self.tr("Download a speech recognizer in Models… to use this.")
+        )
 
     # --- drag and drop ----------------------------------------------------------------------
     @staticmethod
