@@ -234,7 +234,9 @@ class Project:
             "settings": asdict(self.settings),
             "pronunciation": self.rules.to_list(),
             "overrides": {k: asdict(v) for k, v in self.overrides.items() if k in live},
-            "results": {k: asdict(v) for k, v in self.results.items() if k in live and v.status == "done"},
+            "results": {
+                k: asdict(v) for k, v in self.results.items() if k in live and v.status in ("done", "failed")
+            },
         }
 
     @classmethod

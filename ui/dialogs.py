@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication
-from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QInputDialog, QMessageBox, QWidget
 
 OK_CANCEL = QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
 
@@ -51,3 +51,9 @@ class Dialogs:
     def pick_folder(self, parent: QWidget | None, title: str, start: Path | None = None) -> Path | None:
         name = QFileDialog.getExistingDirectory(parent, title, str(start or ""))
         return Path(name) if name else None
+
+    def choose(self, parent: QWidget | None, question: str, options: list[str]) -> str | None:
+        """One of ``options`` (None: cancelled)."""
+        title = QCoreApplication.translate("Dialogs", "VoxDesk")
+        item, ok = QInputDialog.getItem(parent, title, question, options, 0, False)
+        return item if ok and item else None

@@ -57,6 +57,7 @@ class MainWindow(QMainWindow):
         self.input_stream_factory: Any = None  # None: the microphone via sounddevice (tests replace it)
         self._voice_index: dict[str, Any] = {}
         self._prompts: dict[tuple[str, str, str], Any] = {}
+        self._speak_when_loaded = False
 
         self.playback = Playback(
             sink if sink is not None else default_sink(self.settings.output_device), self
@@ -121,6 +122,7 @@ class MainWindow(QMainWindow):
         host.deviceChanged.connect(self._device_changed)
         host.latentsEncoded.connect(self._store_latents)
         host.sharedChanged.connect(self.api.attach)
+        host.activity.connect(self._engine_activity)
         self.session.segmentChanged.connect(self._segment_changed)
         self.session.progressChanged.connect(self._progress_changed)
         self.session.runFinished.connect(self._run_finished)
@@ -132,6 +134,11 @@ class MainWindow(QMainWindow):
         self.script.table.regenerateRequested.connect(self.regenerate)
         self.script.table.settingsRequested.connect(self.actions.edit_segment_settings)
         self.script.table.playRequested.connect(self.play_segment)
+        self.script.table.detailsRequested.connect(self.show_failure_details)
+        self.script.failure.fixClicked.connect(self.fix_failure)
+        self.script.pickVoiceForTag.connect(self.pick_voice_for_tag)
+        self.script.createVoiceForTag.connect(lambda name: self.voices.import_dialog(name))
+        self.transport.showFailedClicked.connect(self.show_failed)
         self.voices.voicesChanged.connect(self._voices_changed)
         self.voices.voiceRenamed.connect(self._voice_renamed)
         self.voices.playRequested.connect(self.play_audio)
@@ -224,10 +231,11 @@ class MainWindow(QMainWindow):
     def _refresh_segments(self) -> None:
         self.session.reset(self.project)
         self.script.table.set_rows([self._row(i) for i in range(len(self.session.segments))])
+        self.script.update_failure()
+        limits = self.model.info.limits if self.model.info is not None else None
+        self.voices.set_fit(limits, [(s.job.voice, s.job.text) for s in self.session.segments])
         if not self.session.busy():
-            segments = self.session.segments
-            done = sum(s.status == "done" for s in segments)
-            self._progress_changed(done / len(segments) if segments else 0.0, None)
+            self._progress_changed(0.0, None)
 
     def refresh_and_save(self) -> None:
         """After the pronunciation list or a segment's settings changed."""
@@ -250,6 +258,64 @@ class MainWindow(QMainWindow):
     def _segment_changed(self, index: int) -> None:
         if index < len(self.session.segments):
             self.script.table.update_row(index, self._row(index))
+            if self.session.segments[index].status == "failed" or self.script.failure.row == index:
+                self.script.update_failure()
+
+    # --- failures ---------------------------------------------------------------------------
+    def show_failed(self) -> None:
+        """The "show" link of the run summary: select the first failed segment."""
+        failed = self.session.failed_indices()
+        if failed:
+            self.script.table.selectRow(failed[0])
+            self.script.table.scrollTo(self.script.table.model().index(failed[0], 0))
+            self.script.table.setFocus()
+            self.script.update_failure()
+
+    def failure_details(self, index: int) -> str:
+        seg = self.session.segments[index]
+        job = seg.job
+        lines = [
+            self.tr("Segment {0} · voice: {1}").format(index + 1, job.voice or self.tr("(model voice)")),
+            job.display_text,
+            "",
+            seg.message,
+        ]
+        if seg.detail:
+            from ui.errors import log_file
+
+            lines += ["", self.tr("Log ({0}):").format(log_file()), seg.detail]
+        return "\n".join(lines)
+
+    def show_failure_details(self, index: int) -> None:
+        if 0 <= index < len(self.session.segments) and self.session.segments[index].status == "failed":
+            self.dialogs.info(self, self.failure_details(index))
+
+    def fix_failure(self, index: int, fix: str) -> None:
+        """The failure strip's Fix button: trim the voice, or pick an existing one for the tag."""
+        if not 0 <= index < len(self.session.segments):
+            return
+        job = self.session.segments[index].job
+        if fix == "trim" and job.voice:
+            self.voices.select_name(job.voice)
+            self.voices.select_usable()
+            self.voices.waveform.setFocus()
+            self.statusBar().showMessage(
+                self.tr("Drag on the waveform to choose the part to keep, then press “Trim to selection”."),
+                10_000,
+            )
+        elif fix == "pick_voice" and job.voice:
+            self.pick_voice_for_tag(job.voice)
+
+    def pick_voice_for_tag(self, tag: str) -> None:
+        """Quick fix for an unknown ``[tag]``: choose an existing voice (no voices: import one)."""
+        names = [v.name for v in self.library.list()]
+        if not names:
+            self.voices.import_dialog(tag)
+            return
+        question = self.tr("Which voice should speak the lines tagged [{0}]?").format(tag)
+        name = self.dialogs.choose(self, question, names)
+        if name:
+            self.script.replace_tag(tag, name)
 
     # --- speaking ---------------------------------------------------------------------------
     def _build_job(self, job: projects.SegmentJob) -> tuple[str | None, Any, Any]:
@@ -307,14 +373,75 @@ class MainWindow(QMainWindow):
     def speak(self) -> None:
         self.script.flush()
         self.voices.flush()
-        if self.session.busy() or not self._can_speak():
+        if self.session.busy():
             return
         if not self.session.segments:
             self.dialogs.info(self, self.tr("There is nothing to speak yet. Type some text first."))
             return
-        self.transport.set_busy(True)
+        if self.model.state == "loading":  # start as soon as it is loaded; say so meanwhile
+            self._speak_when_loaded = True
+            self.transport.set_busy(True)
+            self.transport.set_busy_text(self.tr("Waiting for the model to load…"))
+            return
+        if not self._can_speak():
+            return
         self._index_voices()
+        if not self._fits_or_confirmed():
+            return
+        self.transport.set_busy(True)
+        self.transport.set_busy_text(self.tr("Preparing the voices…"))
         self.session.speak(self._build_job)
+
+    def fit_problems(self) -> list[tuple[Any, list[int], float]]:
+        """(voice, segment indices, usable seconds) for every voice that is too long for some of
+        the segments it is to speak (known from the model's positions before anything runs)."""
+        from app.voices.cloning import resolve_mode
+        from app.voices.fit import misfits, usable_seconds
+
+        limits = self.model.info.limits if self.model.info is not None else None
+        if limits is None:
+            return []
+        by_voice: dict[str, list[int]] = {}
+        for i, seg in enumerate(self.session.segments):
+            if seg.status != "done" and seg.job.voice:
+                by_voice.setdefault(seg.job.voice.casefold(), []).append(i)
+        problems = []
+        for name, rows in by_voice.items():
+            voice = self._voice_index.get(name)
+            if voice is None:
+                continue  # an unknown [tag]: marked in the editor, fails with its own reason
+            try:
+                mode = resolve_mode(voice, self.model.architecture)
+            except VoxDeskError:
+                continue
+            texts = [self.session.segments[i].job.text for i in rows]
+            bad = misfits(limits, texts, voice.duration, mode, voice.transcript)
+            if bad:
+                problems.append(
+                    (voice, [rows[b] for b in bad], usable_seconds(limits, texts, mode, voice.transcript))
+                )
+        return problems
+
+    def _fits_or_confirmed(self) -> bool:
+        """Warn before Speak when a segment cannot fit; "No" takes the user to the trim."""
+        from ui.views.segment_table import format_seconds
+
+        problems = self.fit_problems()
+        if not problems:
+            return True
+        voice, rows, usable = problems[0]
+        numbers = ", ".join(str(i + 1) for i in rows[:8]) + (" …" if len(rows) > 8 else "")
+        question = self.tr(
+            "Segments {0} cannot fit in this model with the voice “{1}”: its recording is {2}, and the "
+            "model can use up to {3} of it for them. They would fail or be cut short.\n\n"
+            "Speak anyway? Choose No to trim the voice first."
+        ).format(numbers, voice.name, format_seconds(voice.duration), format_seconds(max(0.0, usable)))
+        if self.dialogs.confirm(self, question):
+            return True
+        self.voices.select_name(voice.name)
+        self.voices.select_usable()
+        self.voices.waveform.setFocus()
+        return False
 
     def regenerate(self, index: int, new_seed: bool) -> None:
         if not self._can_speak() or index >= len(self.session.segments):
@@ -333,17 +460,25 @@ class MainWindow(QMainWindow):
         self._schedule_autosave()
 
     def stop(self) -> None:
+        self._speak_when_loaded = False
         self.session.stop()
         self.transport.set_busy(False)
+        self.transport.set_busy_text("")
 
     def _run_finished(self) -> None:
         self.transport.set_busy(False)
+        self.transport.set_busy_text("")
+        self._progress_changed(1.0, None)
+        c = self.session.counts()
+        if c.failed:
+            text = self.tr("Finished: {0} done, {1} failed").format(c.done, c.failed)
+        else:
+            text = self.tr("Finished: {0} done").format(c.done)
+        self.statusBar().showMessage(text, 15_000)
         self._schedule_autosave()
 
     def _progress_changed(self, fraction: float, eta: object) -> None:
-        done = sum(1 for s in self.session.segments if s.status == "done")
-        text = self.tr("{0} of {1} segments").format(done, len(self.session.segments))
-        self.transport.set_progress(fraction, eta if isinstance(eta, float) else None, text)
+        self.transport.set_counts(self.session.counts(), eta if isinstance(eta, float) else None)
 
     # --- playback ---------------------------------------------------------------------------
     def play_pause(self) -> None:
@@ -427,6 +562,10 @@ class MainWindow(QMainWindow):
         }
         self.model.progress = (percent, stages.get(stage, stage))
         self._show_model_state()
+        if self._speak_when_loaded:
+            self.transport.set_busy_text(
+                self.tr("Waiting for the model to load ({0}%, {1})…").format(*self.model.progress)
+            )
 
     def _model_loaded(self, info: ModelInfo) -> None:
         self.model.set_info(info)
@@ -435,11 +574,29 @@ class MainWindow(QMainWindow):
         self.voices.set_architecture(info.architecture)
         self._refresh_segments()
         self._show_model_state()
+        if self._speak_when_loaded:
+            self._speak_when_loaded = False
+            self.transport.set_busy(False)
+            self.speak()
 
     def _model_failed(self, message: str) -> None:
+        if self._speak_when_loaded:
+            self._speak_when_loaded = False
+            self.transport.set_busy(False)
+            self.transport.set_busy_text("")
         self.model.state = "failed"
         self._show_model_state()
         self.dialogs.error(self, message)
+
+    def _engine_activity(self, what: str) -> None:
+        """The busy line: what the engine does for this run right now."""
+        if not self.session.busy():
+            return
+        texts = {
+            "encoding": self.tr("Encoding the voice…"),
+            "generating": self.tr("Generating…"),
+        }
+        self.transport.set_busy_text(texts.get(what, what))
 
     def _device_changed(self, text: str) -> None:
         self.model.device = text

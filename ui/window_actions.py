@@ -149,9 +149,15 @@ class WindowActions(QObject):
         finished = self.w.session.finished_audio()
         total = len(self.w.session.segments)
         if len(finished) < total:
-            question = self.tr("{0} of {1} segments are not generated yet. Export the finished ones?").format(
-                total - len(finished), total
-            )
+            failed = self.w.session.failed_indices()
+            missing = total - len(finished) - len(failed)
+            parts = []
+            if failed:
+                numbers = ", ".join(str(i + 1) for i in failed[:10]) + (" …" if len(failed) > 10 else "")
+                parts.append(self.tr("{0} of {1} segments failed ({2}).").format(len(failed), total, numbers))
+            if missing:
+                parts.append(self.tr("{0} of {1} segments are not generated yet.").format(missing, total))
+            question = " ".join(parts) + " " + self.tr("Export the {0} finished ones?").format(len(finished))
             if not self.w.dialogs.confirm(self.w, question):
                 return []
         clips = [export.Clip(job.display_text, samples) for job, samples in finished]

@@ -19,8 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.views.failure_bar import FailureBar
 from ui.views.generation_form import GenerationForm
 from ui.views.segment_table import SegmentTable
+from ui.views.tag_checker import TagHighlighter, unknown_tags
 
 EDIT_SETTLE_MS = 300
 
@@ -31,6 +33,8 @@ class ScriptEditor(QWidget):
     scriptChanged = Signal()
     settingsChanged = Signal()
     pronunciationClicked = Signal()
+    pickVoiceForTag = Signal(str)  # quick fix for an unknown [Name]: choose an existing voice
+    createVoiceForTag = Signal(str)  # quick fix: import a recording as a voice of that name
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -44,6 +48,17 @@ class ScriptEditor(QWidget):
         font = QFont(self.editor.font())
         font.setPointSizeF(font.pointSizeF() + 1.5)
         self.editor.setFont(font)
+        self.tags = TagHighlighter(self.editor.document())
+        self._voice_names: list[str] = []
+        self.tag_warning = QLabel()
+        self.tag_warning.setObjectName("tagWarning")
+        self.tag_warning.setWordWrap(True)
+        self.tag_warning.setTextFormat(Qt.TextFormat.RichText)
+        self.tag_warning.setTextInteractionFlags(
+            Qt.TextInteractionFlag.LinksAccessibleByMouse | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+        )
+        self.tag_warning.linkActivated.connect(self._tag_link)
+        self.tag_warning.hide()
         self.settings = GenerationForm(compact=True)
         self.table = SegmentTable()
         self.hint = QLabel()
@@ -66,12 +81,15 @@ class ScriptEditor(QWidget):
         text_col.setContentsMargins(0, 0, 0, 0)
         text_col.addLayout(top)
         text_col.addWidget(self.editor, 1)
+        text_col.addWidget(self.tag_warning)
         text_col.addWidget(self.hint)
         text_col.addWidget(self.settings_box)
 
         self.segments_box = QGroupBox()
         seg_layout = QVBoxLayout(self.segments_box)
         seg_layout.addWidget(self.table)
+        self.failure = FailureBar()
+        seg_layout.addWidget(self.failure)
         icon = self.style().standardIcon
         self.play_row = QPushButton(icon(QStyle.StandardPixmap.SP_MediaPlay), "")
         self.again_row = QPushButton(icon(QStyle.StandardPixmap.SP_BrowserReload), "")
@@ -92,6 +110,9 @@ class ScriptEditor(QWidget):
         )
         self.settings_row.clicked.connect(lambda: self._for_row(table.settingsRequested.emit))
         table.itemSelectionChanged.connect(self._update_row_buttons)
+        table.itemSelectionChanged.connect(self.update_failure)
+        self.failure.regenerateClicked.connect(lambda r: table.regenerateRequested.emit(r, False))
+        self.failure.detailsClicked.connect(table.detailsRequested)
         self._update_row_buttons()
 
         splitter = QSplitter(Qt.Orientation.Vertical)
@@ -109,6 +130,7 @@ class ScriptEditor(QWidget):
         self._settle.setInterval(EDIT_SETTLE_MS)
         self._settle.timeout.connect(self.scriptChanged)
         self.editor.textChanged.connect(self._settle.start)
+        self.editor.textChanged.connect(self._check_tags)
         self.voice.currentIndexChanged.connect(lambda _i: self.settingsChanged.emit())
         self.settings.changed.connect(self.settingsChanged)
         self.pronunciation.clicked.connect(self.pronunciationClicked)
@@ -136,11 +158,23 @@ class ScriptEditor(QWidget):
         self.new_take_row.setToolTip(self.tr("Generate the selected segment again with a new seed"))
         self.settings_row.setText(self.tr("Segment settings…"))
         self.table.retranslate()
+        self.failure.retranslate()
 
     def _for_row(self, action: Callable[[int], object]) -> None:
         row = self.table.currentRow()
         if row >= 0:
             action(row)
+
+    def update_failure(self) -> None:
+        """Explain the selected row's failure, else the first failed row's (else hide)."""
+        rows = self.table.rows()
+        current = self.table.currentRow() if self.table.selectionModel().hasSelection() else -1
+        failed = [i for i, r in enumerate(rows) if r.status == "failed"]
+        row = current if current in failed else (failed[0] if failed else -1)
+        if row < 0:
+            self.failure.clear()
+        else:
+            self.failure.show_failure(row, rows[row].message)
 
     def _update_row_buttons(self) -> None:
         selected = bool(self.table.selectedItems())
@@ -162,7 +196,53 @@ class ScriptEditor(QWidget):
             self._settle.stop()
             self.scriptChanged.emit()
 
+    # --- [Voice] tags ----------------------------------------------------------------------
+    def unknown_tags(self) -> list[str]:
+        return unknown_tags(self.text(), self.tags.known)
+
+    def _check_tags(self) -> None:
+        """Runs on every keystroke: the hint under the editor names the unknown tags."""
+        from html import escape
+
+        unknown = self.unknown_tags()
+        if not unknown:
+            self.tag_warning.hide()
+            return
+        lines = []
+        for name in unknown[:3]:
+            q = escape(name, quote=True)
+            lines.append(
+                self.tr("No voice is named [{0}]:").format(escape(name))
+                + f' <a href="pick:{q}">{self.tr("pick a voice")}</a> · '
+                + f'<a href="create:{q}">{self.tr("create “{0}”").format(escape(name))}</a>'
+            )
+        self.tag_warning.setText('<span style="color:#c81e1e">' + "<br>".join(lines) + "</span>")
+        self.tag_warning.show()
+
+    def _tag_link(self, link: str) -> None:
+        kind, _, name = link.partition(":")
+        (self.pickVoiceForTag if kind == "pick" else self.createVoiceForTag).emit(name)
+
+    def replace_tag(self, old: str, new: str) -> None:
+        """Rename every ``[old]`` line tag to ``[new]`` (an undoable edit, like typing it)."""
+        from app.text.segmenter import tag_span
+
+        lines = self.text().split("\n")
+        changed = False
+        for i, line in enumerate(lines):
+            span = tag_span(line)
+            if span is not None and span[2].casefold() == old.casefold():
+                lines[i] = line[: span[0]] + f"[{new}]" + line[span[1] :]
+                changed = True
+        if changed:
+            cursor = self.editor.textCursor()
+            cursor.select(cursor.SelectionType.Document)
+            cursor.insertText("\n".join(lines))
+            self.flush()
+
     def set_voices(self, names: list[str], current: str | None) -> None:
+        self.tags.set_known(names)
+        self._check_tags()
         self.voice.blockSignals(True)
         self.voice.clear()
         self.voice.addItem(self.tr("(no voice: the model's own)"), None)

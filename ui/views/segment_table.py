@@ -1,12 +1,26 @@
-"""The list of segments: number, voice, text, status and duration, with per-segment actions."""
+"""The list of segments: number, voice, text, status and duration, with per-segment actions.
+
+Every cell's ``QTableWidgetItem`` is created once per row and kept in ``self._cells``: the table is
+never asked for an item back (``item()`` can hand out a wrapper whose C++ side is already gone).
+A failed row is drawn in red and its Status cell carries the one-line reason.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableWidget, QTableWidgetItem, QWidget
+
+FAILED_RED = QColor(200, 30, 30)
+
+
+def format_seconds(seconds: float) -> str:
+    """A length for people: tenths of a second, milliseconds below 0.05 s (never "0.0 s")."""
+    if seconds < 0.05:
+        return f"{seconds * 1000:.0f} ms"
+    return f"{seconds:.1f} s"
 
 
 @dataclass(frozen=True)
@@ -20,6 +34,7 @@ class SegmentRow:
     seconds: float | None = None
     message: str = ""
     custom: bool = False  # has its own settings
+    playing: bool = False  # the playhead is in this segment
 
 
 class SegmentTable(QTableWidget):
@@ -28,6 +43,7 @@ class SegmentTable(QTableWidget):
     regenerateRequested = Signal(int, bool)  # row, new seed
     settingsRequested = Signal(int)
     playRequested = Signal(int)
+    detailsRequested = Signal(int)
 
     COLUMNS = 5
 
@@ -40,17 +56,19 @@ class SegmentTable(QTableWidget):
         self.verticalHeader().setVisible(False)
         self.setShowGrid(False)
         self.setWordWrap(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = self.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.ResizeToContents)
-        self.setColumnWidth(3, 130)
+        self.setColumnWidth(3, 220)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
         self.cellDoubleClicked.connect(lambda row, _col: self.playRequested.emit(row))
         self._rows: list[SegmentRow] = []
+        self._cells: list[list[QTableWidgetItem]] = []
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -62,11 +80,25 @@ class SegmentTable(QTableWidget):
     def rows(self) -> list[SegmentRow]:
         return list(self._rows)
 
+    def cell_text(self, row: int, column: int) -> str:
+        """What a cell shows (tests and the keyboard pass read it without ``item()``)."""
+        return self._cells[row][column].text()
+
+    def cell(self, row: int, column: int) -> QTableWidgetItem:
+        return self._cells[row][column]
+
     def set_rows(self, rows: list[SegmentRow]) -> None:
         self._rows = list(rows)
         self.setRowCount(len(rows))
-        for i, row in enumerate(rows):
-            self._fill(i, row)
+        self._cells = []
+        for i in range(len(rows)):
+            cells = [QTableWidgetItem() for _ in range(self.COLUMNS)]
+            for col, item in enumerate(cells):
+                if col in (0, 4):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.setItem(i, col, item)  # the table owns them; we keep the Python references
+            self._cells.append(cells)
+            self._fill(i, rows[i])
 
     def update_row(self, index: int, row: SegmentRow) -> None:
         if 0 <= index < len(self._rows) and self._rows[index] != row:
@@ -74,30 +106,33 @@ class SegmentTable(QTableWidget):
             self._fill(index, row)
 
     def status_text(self, row: SegmentRow) -> str:
-        return {
+        if row.status == "failed":
+            reason = row.message.splitlines()[0] if row.message else ""
+            return self.tr("Failed: {0}").format(reason) if reason else self.tr("Failed")
+        text = {
             "": "",
             "queued": self.tr("Queued"),
             "generating": self.tr("Generating {0}%").format(int(row.progress * 100)),
             "done": self.tr("Done"),
-            "failed": self.tr("Failed"),
             "cancelled": self.tr("Stopped"),
         }.get(row.status, row.status)
+        return f"▶ {text}" if row.playing else text
 
     def _fill(self, index: int, row: SegmentRow) -> None:
         number = f"{index + 1}{' *' if row.custom else ''}"
-        length = f"{row.seconds:.1f} s" if row.seconds is not None else ""
+        length = format_seconds(row.seconds) if row.seconds is not None else ""
+        failed = row.status == "failed"
+        brush = QBrush(FAILED_RED) if failed else QBrush()
+        cells = self._cells[index]
         for col, text in enumerate((number, row.voice, row.text, self.status_text(row), length)):
-            item = self.item(index, col)
-            if item is None:
-                item = QTableWidgetItem()
-                self.setItem(index, col, item)
+            item = cells[col]
             item.setText(text)
-            if col == 2:
-                item.setToolTip(row.text)
-            if col == 3:
-                item.setToolTip(row.message)
-            if col in (0, 4):
-                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setForeground(brush)
+            font = QFont(item.font())
+            font.setBold(row.playing)
+            item.setFont(font)
+        cells[2].setToolTip(row.text)
+        cells[3].setToolTip(row.message)
 
     def _menu(self, pos: QPoint) -> None:
         row = self.rowAt(pos.y())
@@ -110,6 +145,8 @@ class SegmentTable(QTableWidget):
             (self.tr("Regenerate (new seed)"), lambda: self.regenerateRequested.emit(row, True)),
             (self.tr("Segment settings…"), lambda: self.settingsRequested.emit(row)),
         ]
+        if row < len(self._rows) and self._rows[row].status == "failed":
+            actions.append((self.tr("Details…"), lambda: self.detailsRequested.emit(row)))
         for label, slot in actions:
             action = QAction(label, menu)
             action.triggered.connect(slot)

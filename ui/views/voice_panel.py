@@ -32,10 +32,12 @@ from PySide6.QtWidgets import (
 
 from app.errors import VoxDeskError
 from app.voices.cloning import resolve_mode
+from app.voices.fit import ModelLimits, usable_seconds
 from app.voices.library import Voice, VoiceLibrary
 from app.voices.prepare import EditHistory, length_advice, normalise_loudness, trim_silence
 from ui.dialogs import Dialogs
 from ui.errors import report
+from ui.views.reference_guide import ReferenceGuide
 from ui.views.waveform import WaveformView
 
 T = TypeVar("T")
@@ -58,6 +60,8 @@ class VoicePanel(QWidget):
         self.setAcceptDrops(True)
         self._architecture = "voxcpm2"
         self._audio: np.ndarray | None = None  # the selected voice's untrimmed audio (own rate)
+        self._limits: ModelLimits | None = None
+        self._script: list[tuple[str | None, str]] = []  # (voice name, text) of each segment
         icon = self.style().standardIcon
 
         self.list = QListWidget()
@@ -69,6 +73,7 @@ class VoicePanel(QWidget):
         self.play_button = QPushButton(icon(QStyle.StandardPixmap.SP_MediaPlay), "")
         self.name = QLineEdit()
         self.waveform = WaveformView()
+        self.guide = ReferenceGuide()
         self.play_selection = QPushButton(icon(QStyle.StandardPixmap.SP_MediaPlay), "")
         self.trim_button = QPushButton()
         self.trim_silence_button = QPushButton()
@@ -102,6 +107,7 @@ class VoicePanel(QWidget):
         self.name_label, self.transcript_label = QLabel(), QLabel()
         form.addRow(self.name_label, self.name)
         form.addRow(self.waveform)
+        form.addRow(self.guide)
         edit_row = QHBoxLayout()
         for button in (self.play_selection, self.trim_button):
             edit_row.addWidget(button)
@@ -224,12 +230,53 @@ class VoicePanel(QWidget):
         self._update_hint()
         self._update_info()
 
+    # --- what fits -------------------------------------------------------------------------
+    def set_fit(self, limits: ModelLimits | None, script: list[tuple[str | None, str]]) -> None:
+        """The loaded model's limits and the script's (voice, text) segments, for the guide."""
+        self._limits, self._script = limits, list(script)
+        self._update_guide()
+
+    def usable_seconds(self, voice: Voice | None = None) -> float | None:
+        """How much of ``voice`` (default: the selected one) the model can use for the segments it
+        speaks (all segments when it speaks none); None without a model or a usable mode."""
+        voice = voice or self.selected()
+        if self._limits is None or voice is None:
+            return None
+        if voice.id == getattr(self.selected(), "id", None):
+            voice = replace(voice, transcript=self.transcript.toPlainText().strip())
+        try:
+            mode = resolve_mode(voice, self._architecture)
+        except VoxDeskError:
+            return None
+        own = [t for name, t in self._script if name and name.casefold() == voice.name.casefold()]
+        texts = own or [t for _name, t in self._script]
+        return usable_seconds(self._limits, texts, mode, voice.transcript)
+
+    def _update_guide(self) -> None:
+        voice = self.selected() if hasattr(self, "list") else None
+        if voice is None or self._audio is None:
+            self.guide.set_values(0.0, None, (0.0, 0.0))
+            return
+        rate = voice.sample_rate
+        start, end = self.waveform.selection()
+        self.guide.set_values(len(self._audio) / rate, self.usable_seconds(voice), (start / rate, end / rate))
+
+    def select_usable(self) -> None:
+        """Shrink the waveform selection to what the model can use (the Fix for "too long")."""
+        voice, usable = self.selected(), self.usable_seconds()
+        if voice is None or self._audio is None or usable is None:
+            return
+        start, end = self.waveform.selection()
+        self.waveform.set_selection(start, min(end, start + int(usable * voice.sample_rate)))
+
     def _update_info(self) -> None:
         voice = self.selected() if hasattr(self, "list") else None
         self.undo_button.setEnabled(self.history.can_undo(voice))
         advice = length_advice(voice) if voice is not None else ""
         self.length_warning.setText(self.tr("⚠ {0}").format(advice) if advice else "")
         self.length_warning.setVisible(bool(advice))
+        if hasattr(self, "guide"):
+            self._update_guide()
         if voice is None or self._audio is None:
             self.info.setText("")
             return
@@ -245,6 +292,7 @@ class VoicePanel(QWidget):
         """ "voxcpm2" or "voxcpm": the transcript hint depends on which modes the model has."""
         self._architecture = architecture
         self._update_hint()
+        self._update_guide()
 
     def _update_hint(self) -> None:
         voice = self.selected() if hasattr(self, "list") else None
@@ -279,15 +327,23 @@ class VoicePanel(QWidget):
             self.dialogs.error(self, report(exc, context))
             return None
 
-    def import_dialog(self) -> None:
+    def import_dialog(self, name: str | None = None) -> None:
+        """Ask for a file and import it (as ``name`` when given, e.g. for an unknown [tag])."""
         path = self.dialogs.open_audio(self)
         if path is not None:
-            self.import_files([path])
+            self.import_files([path], name)
 
-    def import_files(self, files: list[Path]) -> None:
+    def select_name(self, name: str) -> bool:
+        """Select the voice called ``name`` (any case); False when there is none."""
+        voice = self.library.find(name)
+        if voice is not None:
+            self.refresh(select_id=voice.id)
+        return voice is not None
+
+    def import_files(self, files: list[Path], name: str | None = None) -> None:
         last = None
         for path in files:
-            voice = self._run(lambda p=path: self.library.import_file(p), "importing a voice")
+            voice = self._run(lambda p=path: self.library.import_file(p, name), "importing a voice")
             last = voice or last
         if last is not None:
             self.refresh(select_id=last.id)
@@ -329,6 +385,7 @@ class VoicePanel(QWidget):
 
     def _transcript_changed(self) -> None:
         self._update_hint()
+        self._update_guide()
         self._transcript_timer.start()
 
     def _save_transcript(self) -> None:
