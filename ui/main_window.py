@@ -58,6 +58,7 @@ class MainWindow(QMainWindow):
         self._voice_index: dict[str, Any] = {}
         self._prompts: dict[tuple[str, str, str], Any] = {}
         self._speak_when_loaded = False
+        self._closed = False
 
         self.playback = Playback(
             sink if sink is not None else default_sink(self.settings.output_device), self
@@ -629,6 +630,11 @@ class MainWindow(QMainWindow):
 
     # --- closing ----------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        if self._closed:  # closed twice (e.g. close() and then the app's aboutToQuit)
+            super().closeEvent(event)
+            return
+        self._closed = True
+        self._autosave_timer.stop()  # autosaved below; a late one would write after the window is gone
         self.script.flush()
         self.voices.flush()
         self.session.stop()
