@@ -187,3 +187,72 @@ def test_speak_shows_a_change_within_100_ms_of_the_key(qtbot, home, ui_model, tm
     assert "Encoding the voice…" in busy_texts and "Generating…" in busy_texts
     assert [s.status for s in window.session.segments] == ["done", "done"]
     assert window.transport.busy_label.text() == ""
+
+
+def test_waveform_drag_selects_and_playback_shows_playhead_stop_and_device(qtbot, home, tmp_path):  # noqa: F811
+    from app.audio.player import CaptureSink
+
+    dialogs = ScriptedDialogs()
+    sink = CaptureSink(buffer_seconds=600)
+    sink.description = "test capture"
+    window = open_window(qtbot, None, dialogs, sink)
+    window.actions.dialog.reject()
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav", seconds=2.0))
+    panel = window.voices
+    wave = panel.waveform
+    wave.resize(400, 80)
+    assert "Drag across the waveform" in panel.wave_hint.text()
+
+    # Dragging across the middle selects that range; a bare click keeps the selection.
+    from PySide6.QtCore import QPoint
+
+    qtbot.mousePress(wave, Qt.MouseButton.LeftButton, pos=QPoint(100, 40))
+    qtbot.mouseMove(wave, QPoint(300, 40))
+    qtbot.mouseRelease(wave, Qt.MouseButton.LeftButton, pos=QPoint(300, 40))
+    start, end = wave.selection()
+    n = len(panel._audio)
+    assert abs(start - n * 100 / 399) < n / 200 and abs(end - n * 300 / 399) < n / 200
+    qtbot.mouseClick(wave, Qt.MouseButton.LeftButton, pos=QPoint(50, 40))
+    assert wave.selection() == (start, end)
+    # The handles still adjust it.
+    qtbot.mousePress(wave, Qt.MouseButton.LeftButton, pos=QPoint(300, 40))
+    qtbot.mouseMove(wave, QPoint(350, 40))
+    qtbot.mouseRelease(wave, Qt.MouseButton.LeftButton, pos=QPoint(350, 40))
+    assert wave.selection()[0] == start and wave.selection()[1] > end
+    qtbot.mouseClick(panel.trim_button, Qt.MouseButton.LeftButton)
+    start, end = wave.selection()
+
+    # Play voice: the button becomes Stop, the device is named, the playhead moves on the waveform.
+    qtbot.mouseClick(panel.play_button, Qt.MouseButton.LeftButton)
+    assert panel.output_line.text() == "Output: test capture"
+    window.playback.pump()
+    assert panel.play_button.text() == "Stop"
+    sink.pull(8000)  # half a second reaches the listener
+    window.playback.pump()
+    assert wave.playhead() == start + 8000
+    qtbot.mouseClick(panel.play_button, Qt.MouseButton.LeftButton)  # Stop
+    assert window.playback.playlist is None and wave.playhead() is None
+    assert panel.play_button.text() == "Play voice"
+
+
+def test_segment_playback_marks_its_row(qtbot, home, ui_model, tmp_path):  # noqa: F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, ui_model, dialogs)
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
+    type_script(qtbot, window, "One sentence. Two sentences.")
+    speak_and_wait(qtbot, window)
+    window.playback.stop()
+    sink = window.playback.sink
+    window.script.table.selectRow(1)
+    qtbot.mouseClick(window.script.play_row, Qt.MouseButton.LeftButton)
+    window.playback.pump()
+    sink.pull(100)  # the tiny model's segments last a few milliseconds
+    window.playback.pump()
+    row = window.script.table.rows()[1]
+    status = window.script.table.cell_text(1, 3)
+    assert row.playing and status.startswith("▶ ") and status.endswith(" · Done")
+    assert not window.script.table.rows()[0].playing
+    sink.drain()
+    window.playback.pump()
+    assert not window.script.table.rows()[1].playing
+    assert window.script.table.cell_text(1, 3) == "Done"

@@ -25,7 +25,7 @@ from ui.engine_host import EngineClient, ModelInfo
 from ui.errors import report
 from ui.local_api import LocalApi
 from ui.model_state import ModelState
-from ui.playback import Playback, default_sink
+from ui.playback import CLIP, Playback, default_sink, describe_output
 from ui.settings import Settings
 from ui.speak_session import SpeakSession
 from ui.views.script_editor import ScriptEditor
@@ -59,6 +59,8 @@ class MainWindow(QMainWindow):
         self._prompts: dict[tuple[str, str, str], Any] = {}
         self._speak_when_loaded = False
         self._closed = False
+        self._playing_index: int | None = None  # the segment under the playhead
+        self._playing_at = 0.0
 
         self.playback = Playback(
             sink if sink is not None else default_sink(self.settings.output_device), self
@@ -143,13 +145,16 @@ class MainWindow(QMainWindow):
         self.voices.voicesChanged.connect(self._voices_changed)
         self.voices.voiceRenamed.connect(self._voice_renamed)
         self.voices.playRequested.connect(self.play_audio)
+        self.voices.stopRequested.connect(self.playback.stop)
+        self.playback.playhead.connect(self._playhead_moved)
+        self.playback.stateChanged.connect(self._playback_state)
         self.voices.recordRequested.connect(self.actions.record_voice)
         self.transport.speakClicked.connect(self.speak)
         self.transport.stopClicked.connect(self.stop)
         self.transport.playPauseClicked.connect(self.play_pause)
         self.transport.exportClicked.connect(self.actions.export)
         self.playback.stateChanged.connect(self.transport.set_playing)
-        self.playback.error.connect(lambda m: self.dialogs.error(self, m))
+        self.playback.error.connect(self._playback_error)
         for keys, slot in (
             ("Ctrl+Return", self.speak),
             ("Ctrl+Enter", self.speak),
@@ -254,6 +259,8 @@ class MainWindow(QMainWindow):
             seconds=seg.seconds,
             message=seg.message,
             custom=job.key in self.project.overrides,
+            playing=index == self._playing_index,
+            position=self._playing_at if index == self._playing_index else None,
         )
 
     def _segment_changed(self, index: int) -> None:
@@ -493,13 +500,39 @@ class MainWindow(QMainWindow):
                 self.playback.add(job.key, samples)
                 self.playback.finish(job.key)
 
-    def play_audio(self, samples: np.ndarray, sample_rate: int) -> None:
-        self.playback.play_clip(samples, sample_rate)
+    def play_audio(self, samples: np.ndarray, sample_rate: int, source: str = "") -> None:
+        self.voices.output_line.setText(describe_output(self.playback.sink))
+        self.playback.play_clip(samples, sample_rate, source)
 
     def play_segment(self, index: int) -> None:
         seg = self.session.segments[index]
         if seg.status == "done":
-            self.play_audio(seg.samples(), self.session.sample_rate)
+            self.play_audio(seg.samples(), self.session.sample_rate, f"segment:{index}")
+
+    def _playback_error(self, message: str) -> None:
+        self.voices.output_line.setText(describe_output(self.playback.sink))
+        self.dialogs.error(self, message)
+
+    def _playback_state(self, playing: bool) -> None:
+        voice_clip = self.playback.clip_source.startswith("voice:")
+        self.voices.set_playing(voice_clip and self.playback.playlist is not None)
+
+    def _playhead_moved(self, key: object, seconds: float) -> None:
+        """Draw the playhead: on the waveform for a voice, on the segment's row for speech."""
+        source = self.playback.clip_source
+        self.voices.show_playhead(source, seconds if key == CLIP else None)
+        index: int | None = None
+        if key == CLIP and source.startswith("segment:"):
+            index = int(source.split(":", 1)[1])
+        elif key is not None and key != CLIP:
+            index = next((i for i, s in enumerate(self.session.segments) if s.job.key == key), None)
+        before, self._playing_index = self._playing_index, index
+        self._playing_at = round(seconds, 1)
+        for i in {before, index} - {None}:
+            if i < len(self.session.segments):
+                self.script.table.update_row(i, self._row(i))
+        if self.playback.playlist is None:
+            self.voices.set_playing(False)
 
     def apply_output_device(self) -> None:
         """Settings changed: play through the newly chosen device from the next playback on."""
@@ -508,6 +541,7 @@ class MainWindow(QMainWindow):
         if isinstance(self.playback.sink, SoundDeviceSink):
             self.playback.stop()
             self.playback.sink = default_sink(self.settings.output_device)
+        self.voices.output_line.setText(describe_output(self.playback.sink))
 
     # --- engine -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -519,6 +553,7 @@ class MainWindow(QMainWindow):
             self._show_model_state()
             self.client.load_remote(self.settings.server_url, self.settings.server_key)
             return
+        self.voices.output_line.setText(describe_output(self.playback.sink))
         folder = self.settings.model_dir
         if folder is None or not folder.is_dir():
             self.actions.manage_models(first_run=True)

@@ -35,6 +35,7 @@ class SegmentRow:
     message: str = ""
     custom: bool = False  # has its own settings
     playing: bool = False  # the playhead is in this segment
+    position: float | None = None  # seconds into it, while playing
 
 
 class SegmentTable(QTableWidget):
@@ -116,7 +117,10 @@ class SegmentTable(QTableWidget):
             "done": self.tr("Done"),
             "cancelled": self.tr("Stopped"),
         }.get(row.status, row.status)
-        return f"▶ {text}" if row.playing else text
+        if not row.playing:
+            return text
+        at = format_seconds(row.position or 0.0)
+        return f"▶ {at} · {text}" if text else f"▶ {at}"
 
     def _fill(self, index: int, row: SegmentRow) -> None:
         number = f"{index + 1}{' *' if row.custom else ''}"

@@ -50,7 +50,8 @@ class VoicePanel(QWidget):
 
     voicesChanged = Signal()
     voiceRenamed = Signal(str, str)  # old name, new name (sent before voicesChanged)
-    playRequested = Signal(object, int)  # samples, sample rate
+    playRequested = Signal(object, int, str)  # samples, sample rate, source (see Playback.play_clip)
+    stopRequested = Signal()
     recordRequested = Signal()
 
     def __init__(self, library: VoiceLibrary, dialogs: Dialogs, parent: QWidget | None = None) -> None:
@@ -90,6 +91,13 @@ class VoicePanel(QWidget):
         self.mode_hint.setWordWrap(True)
         self.info = QLabel()
         self.info.setObjectName("hint")
+        self.wave_hint = QLabel()
+        self.wave_hint.setObjectName("hint")
+        self.wave_hint.setWordWrap(True)
+        self.output_line = QLabel()  # where the sound goes: the output device, or that there is none
+        self.output_line.setObjectName("hint")
+        self.output_line.setWordWrap(True)
+        self._playing_voice = False
 
         self.library_box = QGroupBox()
         lib_layout = QVBoxLayout(self.library_box)
@@ -108,6 +116,7 @@ class VoicePanel(QWidget):
         form.addRow(self.name_label, self.name)
         form.addRow(self.waveform)
         form.addRow(self.guide)
+        form.addRow(self.wave_hint)
         edit_row = QHBoxLayout()
         for button in (self.play_selection, self.trim_button):
             edit_row.addWidget(button)
@@ -126,6 +135,7 @@ class VoicePanel(QWidget):
         manage.addStretch(1)
         manage.addWidget(self.delete_button)
         form.addRow(manage)
+        form.addRow(self.output_line)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -162,7 +172,11 @@ class VoicePanel(QWidget):
         self.record_button.setText(self.tr("Record…"))
         self.import_button.setText(self.tr("Import…"))
         self.delete_button.setText(self.tr("Delete"))
-        self.play_button.setText(self.tr("Play voice"))
+        self.set_playing(self._playing_voice)
+        self.wave_hint.setText(
+            self.tr("Drag across the waveform to select a part; drag the handles to adjust it.")
+        )
+        self.waveform.setToolTip(self.wave_hint.text())
         self.play_selection.setText(self.tr("Play selection"))
         self.trim_button.setText(self.tr("Trim to selection"))
         self.trim_silence_button.setText(self.tr("Trim silence"))
@@ -433,18 +447,41 @@ class VoicePanel(QWidget):
             if self._run(lambda: self.history.undo(self.library, voice), "undoing") is not None:
                 self.refresh(select_id=voice.id)
 
+    def set_playing(self, playing: bool) -> None:
+        """A voice clip is playing: "Play voice" becomes "Stop"."""
+        self._playing_voice = playing
+        icon = QStyle.StandardPixmap.SP_MediaStop if playing else QStyle.StandardPixmap.SP_MediaPlay
+        self.play_button.setIcon(self.style().standardIcon(icon))
+        self.play_button.setText(self.tr("Stop") if playing else self.tr("Play voice"))
+
     def play_voice(self) -> None:
+        if self._playing_voice:
+            self.stopRequested.emit()
+            return
         voice = self.selected()
         if voice is not None:
             samples = self._run(lambda: self.library.audio(voice), "playing a voice")
             if samples is not None:
-                self.playRequested.emit(samples, voice.sample_rate)
+                offset = int(round(voice.trim_start * voice.sample_rate))
+                self.playRequested.emit(samples, voice.sample_rate, f"voice:{voice.id}:{offset}")
 
     def play_trim_selection(self) -> None:
         voice = self.selected()
         if voice is not None and self._audio is not None:
             start, end = self.waveform.selection()
-            self.playRequested.emit(self._audio[start:end].copy(), voice.sample_rate)
+            self.playRequested.emit(
+                self._audio[start:end].copy(), voice.sample_rate, f"voice:{voice.id}:{start}"
+            )
+
+    def show_playhead(self, source: str, seconds: float | None) -> None:
+        """The playhead of a voice clip (``source`` from :meth:`play_voice`); None hides it."""
+        voice = self.selected()
+        kind, _, rest = source.partition(":")
+        voice_id, _, offset = rest.partition(":")
+        if seconds is None or kind != "voice" or voice is None or voice.id != voice_id:
+            self.waveform.set_playhead(None)
+            return
+        self.waveform.set_playhead(int(offset) + int(round(seconds * voice.sample_rate)))
 
     # --- drag and drop ----------------------------------------------------------------------
     @staticmethod
