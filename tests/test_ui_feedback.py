@@ -8,6 +8,7 @@ import numpy as np
 import soundfile
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCharFormat
+from PySide6.QtWidgets import QApplication
 from test_ui_window import import_voice, speak_and_wait, type_script
 from ui_fixtures import ScriptedDialogs, home, open_window, ui_model, write_voice_file  # noqa: F401
 
@@ -256,3 +257,102 @@ def test_segment_playback_marks_its_row(qtbot, home, ui_model, tmp_path):  # noq
     window.playback.pump()
     assert not window.script.table.rows()[1].playing
     assert window.script.table.cell_text(1, 3) == "Done"
+
+
+def test_export_dialog_stays_open_after_an_error_and_offers_open_folder(
+    qtbot,
+    home,  # noqa: F811
+    ui_model,  # noqa: F811
+    tmp_path,
+):
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, ui_model, dialogs)
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
+    type_script(qtbot, window, "One sentence. Two sentences.")
+    speak_and_wait(qtbot, window)
+
+    # The seed of a take can be kept; the script's seed sits next to CFG and steps.
+    take = window.session.segments[0].seed
+    window.script.table.keepSeedRequested.emit(0)
+    assert window.project.jobs()[0].seed == take
+    assert window.session.segments[0].status == "done"  # keeping the seed keeps the take
+    assert window.script.table.cell(0, 4).toolTip() == f"Seed {take}"
+    assert window.script.settings.seed.isVisible() and window.script.settings.seed.text() == "random"
+    window.script.settings.seed.setValue(1234)
+    assert window.project.settings.seed == 1234 and window.project.jobs()[1].seed == 1234
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the folder should be")
+    qtbot.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    dialog = window.actions.dialog
+    dialog.path.setText(str(blocker / "speech.wav"))
+    dialog.segments.setChecked(True)
+    dialog.gap.setValue(750)
+    dialog.accept()
+    assert len(dialogs.errors) == 1
+    assert window.actions.dialog is dialog and dialog.isVisible()  # still open, choices kept
+    assert dialog.segments.isChecked() and dialog.gap.value() == 750
+    assert dialog.path.text() == str(blocker / "speech.wav")
+    assert window.actions.open_folder is None
+
+    dialog.path.setText(str(tmp_path / "out" / "speech.wav"))
+    dialog.accept()
+    assert not dialog.isVisible() and (tmp_path / "out" / "speech.wav").is_file()
+    assert window.actions.open_folder.isVisible() and window.actions.exported_to == tmp_path / "out"
+
+
+def test_ctrl_s_saves_and_the_title_shows_unsaved_changes(qtbot, home, tmp_path):  # noqa: F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, None, dialogs)
+    window.actions.dialog.reject()
+    window.activateWindow()  # what the window manager does when a dialog closes
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    assert window.windowTitle() == "Untitled script[*] — VoxDesk" and not window.isWindowModified()
+    type_script(qtbot, window, "A first line.")
+    assert window.isWindowModified()
+
+    dialogs.files.append(tmp_path / "mine.voxdesk")  # the first Ctrl+S asks where
+    qtbot.keyClick(window, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    saved = tmp_path / "mine.voxdesk"
+    assert saved.is_file() and "A first line." in saved.read_text(encoding="utf-8")
+    assert not window.isWindowModified() and window.windowTitle() == "mine.voxdesk[*] — VoxDesk"
+
+    qtbot.keyClicks(window.script.editor, " More.")
+    assert window.script.text() == "A first line. More."
+    qtbot.keyClick(window, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)  # no question now
+    assert dialogs.files == [] and "A first line. More." in saved.read_text(encoding="utf-8")
+    assert not window.isWindowModified()
+    menu_text = [
+        a.text() + "\t" + a.shortcut().toString() for a in window.menuBar().actions()[0].menu().actions()
+    ]
+    assert "Save script\tCtrl+S" in menu_text and "Export audio…\tCtrl+E" in menu_text
+
+
+def test_desktop_habits_folders_help_lengths_and_model_manager(qtbot, home, tmp_path, capsys):  # noqa: F811
+    import pytest
+
+    from app.cli import main
+    from app.paths import data_dir
+    from ui.dialogs import Dialogs, user_folder
+    from ui.settings import Settings
+
+    # File dialogs start in the user's Music/Documents (never the app's models folder), then in
+    # the folder last used.
+    dialogs = Dialogs(Settings())
+    assert dialogs.start_folder("audio") == user_folder("audio")
+    assert data_dir() not in dialogs.start_folder("audio").parents
+    dialogs._used("audio", tmp_path / "take.wav")
+    assert Dialogs(Settings()).start_folder("audio") == tmp_path
+
+    assert format_seconds(0.006) == "6 ms" and format_seconds(0.049) == "49 ms"
+    assert format_seconds(0.05) == "0.1 s" and format_seconds(2.34) == "2.3 s"
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "no arguments to open the window" in out and "--self-test" in out
+
+    window = open_window(qtbot, None, ScriptedDialogs())
+    manager = window.actions.dialog  # the first-run model manager
+    assert "free on this drive" in manager.space.text()
+    assert not manager.progress.isVisible()  # no unlabelled empty bar before a download

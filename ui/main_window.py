@@ -50,7 +50,7 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__()
         self.settings = settings or Settings()
-        self.dialogs = dialogs or Dialogs()
+        self.dialogs = dialogs or Dialogs(self.settings)
         self.library = library or VoiceLibrary()
         self.project = self._open_last_project()
         self.model = ModelState()
@@ -81,7 +81,7 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self._connect()
         self._load_project_into_views()
-        self.setWindowTitle("VoxDesk")
+        self._update_title()
         self.resize(1280, 800)
         geometry, state = self.settings.window_state()
         if geometry:
@@ -138,6 +138,7 @@ class MainWindow(QMainWindow):
         self.script.table.settingsRequested.connect(self.actions.edit_segment_settings)
         self.script.table.playRequested.connect(self.play_segment)
         self.script.table.detailsRequested.connect(self.show_failure_details)
+        self.script.table.keepSeedRequested.connect(self.keep_seed)
         self.script.failure.fixClicked.connect(self.fix_failure)
         self.script.pickVoiceForTag.connect(self.pick_voice_for_tag)
         self.script.createVoiceForTag.connect(lambda name: self.voices.import_dialog(name))
@@ -180,7 +181,12 @@ class MainWindow(QMainWindow):
         s = self.project.settings
         self.script.set_text(self.project.text)
         self.script.settings.set_values(
-            {"cfg_value": s.cfg_value, "inference_timesteps": s.inference_timesteps, "style": s.voice_design}
+            {
+                "cfg_value": s.cfg_value,
+                "inference_timesteps": s.inference_timesteps,
+                "style": s.voice_design,
+                "seed": s.seed,
+            }
         )
         self._voices_changed()
 
@@ -188,7 +194,18 @@ class MainWindow(QMainWindow):
         self.stop()
         self.project = project
         self._load_project_into_views()
+        self.set_modified(False)
         self.autosave()
+
+    def set_modified(self, modified: bool) -> None:
+        """Unsaved changes to the script file: ``*`` in the title until Ctrl+S."""
+        self.setWindowModified(modified)
+        self._update_title()
+
+    def _update_title(self) -> None:
+        path = self.project.path
+        name = path.name if path is not None else self.tr("Untitled script")
+        self.setWindowTitle(f"{name}[*] — VoxDesk")
 
     def autosave(self) -> None:
         try:
@@ -200,6 +217,8 @@ class MainWindow(QMainWindow):
         self._autosave_timer.start()
 
     def _script_changed(self) -> None:
+        if self.project.text != self.script.text():
+            self.set_modified(True)
         self.project.text = self.script.text()
         self._refresh_segments()
         self._schedule_autosave()
@@ -212,9 +231,11 @@ class MainWindow(QMainWindow):
                 inference_timesteps=values["inference_timesteps"],
                 voice_design=values["style"],
                 default_voice=self.script.default_voice(),
+                seed=values["seed"],
             )
         except VoxDeskError as err:
             self.dialogs.error(self, str(err))
+        self.set_modified(True)
         self._refresh_segments()
         self._schedule_autosave()
 
@@ -245,6 +266,7 @@ class MainWindow(QMainWindow):
 
     def refresh_and_save(self) -> None:
         """After the pronunciation list or a segment's settings changed."""
+        self.set_modified(True)
         self._refresh_segments()
         self._schedule_autosave()
 
@@ -259,6 +281,7 @@ class MainWindow(QMainWindow):
             seconds=seg.seconds,
             message=seg.message,
             custom=job.key in self.project.overrides,
+            seed=seg.seed,
             playing=index == self._playing_index,
             position=self._playing_at if index == self._playing_index else None,
         )
@@ -466,6 +489,18 @@ class MainWindow(QMainWindow):
         self._index_voices()
         self.session.regenerate(index, self._build_job)
         self._schedule_autosave()
+
+    def keep_seed(self, index: int) -> None:
+        """Fix this segment's seed to the one of its current take (regenerating keeps the take)."""
+        if not 0 <= index < len(self.session.segments):
+            return
+        seg = self.session.segments[index]
+        if seg.seed is None:
+            self.dialogs.info(self, self.tr("This segment has no take yet: speak it first."))
+            return
+        over = self.project.overrides.get(seg.job.key, projects.SegmentOverride())
+        self.project.set_override(seg.job.key, replace(over, seed=seg.seed))
+        self.refresh_and_save()
 
     def stop(self) -> None:
         self._speak_when_loaded = False

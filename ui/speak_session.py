@@ -106,15 +106,21 @@ class SpeakSession(QObject):
         starting, self._starting = self._starting is not None, None
         same_model = self._reset_context == self.context
         self._reset_context = self.context
+        # Matched without the seed: fixing a take's own seed ("keep this take's seed") keeps it.
         old = {
-            replace(s.job, index=0): s
+            replace(s.job, index=0, seed=None): s
             for s in self.segments
             if s.tag is not None or (same_model and s.status == "done" and s.chunks)
         }
         self._by_tag = {}
         segments: list[SegmentAudio] = []
         for job in project.jobs():
-            seg = old.pop(replace(job, index=0), None)
+            key = replace(job, index=0, seed=None)
+            seg = old.get(key)
+            same = seg is not None and (
+                job.seed == seg.job.seed or (seg.tag is None and job.seed in (None, seg.seed))
+            )
+            seg = old.pop(key) if same else None
             if seg is not None:
                 seg.job = job
                 if seg.tag is not None:

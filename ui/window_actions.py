@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QUrl
+from PySide6.QtCore import QObject, Qt, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
-from PySide6.QtWidgets import QApplication, QDialog, QMenu, QStyle
+from PySide6.QtWidgets import QApplication, QDialog, QMenu, QPushButton, QStyle
 
 from app import project as projects
 from app.errors import VoxDeskError
@@ -29,6 +29,8 @@ class WindowActions(QObject):
         super().__init__(window)
         self.w = window
         self.dialog: QDialog | None = None
+        self.open_folder: QPushButton | None = None  # shown after an export
+        self.exported_to: Path | None = None
         self._build_menus()
 
     # --- menus ------------------------------------------------------------------------------
@@ -57,13 +59,13 @@ class WindowActions(QObject):
         file = bar.addMenu(self.tr("&File"))
         self._action(file, self.tr("New script"), self.new_script, None, sp.SP_FileIcon)
         self._action(file, self.tr("Open script…"), self.open_script, "Ctrl+O", sp.SP_DialogOpenButton)
-        self._action(
-            file, self.tr("Save script as…"), self.save_script_as, "Ctrl+Shift+S", sp.SP_DialogSaveButton
-        )
+        self._action(file, self.tr("Save script"), self.save_script, "Ctrl+S", sp.SP_DialogSaveButton)
+        self._action(file, self.tr("Save script as…"), self.save_script_as, "Ctrl+Shift+S", None)
         file.addSeparator()
         export = QAction(self.tr("Export audio…"), self.w)
         export.setIcon(self.w.style().standardIcon(sp.SP_DriveHDIcon))
-        export.setToolTip("Ctrl+E")
+        export.setShortcut(QKeySequence("Ctrl+E"))  # shown in the menu; the window's shortcut acts
+        export.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         export.triggered.connect(lambda _c=False: self.export())
         file.addAction(export)
         file.addSeparator()
@@ -118,16 +120,30 @@ class WindowActions(QObject):
             return
         self.w.set_project(project)
 
-    def save_script_as(self) -> None:
-        suggested = self.w.project.path or self.w.settings.output_dir / f"script{projects.SUFFIX}"
-        path = self.w.dialogs.save_path(self.w, self.tr("Save script"), suggested, "VoxDesk (*.voxdesk)")
-        if path is None:
+    def save_script(self) -> None:
+        """Ctrl+S: save to the script's file; the first time, ask where (as Save as…)."""
+        if self.w.project.path is None:
+            self.save_script_as()
             return
+        self._save_to(self.w.project.path)
+
+    def save_script_as(self) -> None:
+        suggested = self.w.project.path or self.w.dialogs.start_folder("script") / f"script{projects.SUFFIX}"
+        path = self.w.dialogs.save_path(self.w, self.tr("Save script"), suggested, "VoxDesk (*.voxdesk)")
+        if path is not None:
+            self._save_to(path)
+
+    def _save_to(self, path: Path) -> None:
+        self.w.script.flush()
         try:
-            self.w.project.save(path)
+            saved = self.w.project.save(path)
             self.w.autosave()
         except Exception as exc:  # noqa: BLE001
             self.w.dialogs.error(self.w, report(exc, "saving the script"))
+            return
+        self.w.set_modified(False)
+        self.w.settings.set_last_folder("script", saved.parent)
+        self.w.statusBar().showMessage(self.tr("Saved {0}").format(saved), 5000)
 
     # --- export -----------------------------------------------------------------------------
     def export(self) -> None:
@@ -140,10 +156,17 @@ class WindowActions(QObject):
             gap_ms=int(self.w.project.settings.gap_seconds * 1000),
         )
         dialog = ExportDialog(defaults, self.w.dialogs, self.w)
-        self._show(dialog, lambda: self.run_export(dialog.options()))
+        # The dialog closes only when the export worked: after an error (or a "no" to a question)
+        # it stays open with the user's choices, to change the folder or name and try again.
+        dialog.export = lambda: self._export(dialog.options())[0]
+        self._show(dialog, lambda: None)
 
     def run_export(self, options: ExportOptions) -> list[Path]:
         """Write what ``options`` asks for; asks before replacing files. Returns the files written."""
+        return self._export(options)[1]
+
+    def _export(self, options: ExportOptions) -> tuple[bool, list[Path]]:
+        """(whether it all worked, the files written)."""
         from app import export
 
         finished = self.w.session.finished_audio()
@@ -159,13 +182,13 @@ class WindowActions(QObject):
                 parts.append(self.tr("{0} of {1} segments are not generated yet.").format(missing, total))
             question = " ".join(parts) + " " + self.tr("Export the {0} finished ones?").format(len(finished))
             if not self.w.dialogs.confirm(self.w, question):
-                return []
+                return False, []
         clips = [export.Clip(job.display_text, samples) for job, samples in finished]
         existing = [p for p in options.targets(len(clips)) if p.exists()]
         if existing:
             names = ", ".join(p.name for p in existing[:3]) + (" …" if len(existing) > 3 else "")
             if not self.w.dialogs.confirm(self.w, self.tr("Replace the existing files? ({0})").format(names)):
-                return []
+                return False, []
         rate, gap = self.w.session.sample_rate, options.gap_ms / 1000
         written: list[Path] = []
         try:
@@ -181,14 +204,30 @@ class WindowActions(QObject):
                 )
         except Exception as exc:  # noqa: BLE001
             self.w.dialogs.error(self.w, report(exc, "exporting"))
-            return written
+            return False, written
         self.w.settings.output_dir = options.path.parent
         self.w.project.with_settings(gap_seconds=gap)
         self.w.autosave()
         self.w.statusBar().showMessage(
-            self.tr("Exported {0} file(s) to {1}").format(len(written), options.path.parent), 8000
+            self.tr("Exported {0} file(s) to {1}").format(len(written), options.path.parent), 30_000
         )
-        return written
+        self._offer_open_folder(options.path.parent)
+        return True, written
+
+    def _offer_open_folder(self, folder: Path) -> None:
+        """An "Open folder" button in the status bar after an export (until the next one)."""
+        if self.open_folder is None:
+            self.open_folder = QPushButton(self.tr("Open folder"))
+            self.open_folder.setFlat(True)
+            self.w.statusBar().addPermanentWidget(self.open_folder)
+            self.open_folder.clicked.connect(lambda: self.open_path(self.exported_to))
+        self.exported_to = folder
+        self.open_folder.setToolTip(str(folder))
+        self.open_folder.show()
+
+    def open_path(self, folder: Path | None) -> None:
+        if folder is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
     # --- voices -----------------------------------------------------------------------------
     def record_voice(self) -> None:
@@ -237,7 +276,8 @@ class WindowActions(QObject):
                 "inference_timesteps": over.inference_timesteps or s.inference_timesteps,
                 "style": over.voice_design if over.voice_design is not None else s.voice_design,
             }
-        dialog = SegmentSettingsDialog(script_values, own, over.seed, self.w)
+        take = self.w.session.segments[row].seed
+        dialog = SegmentSettingsDialog(script_values, own, over.seed, self.w, take_seed=take)
         self._show(dialog, lambda: self._set_override(job.key, *dialog.result_values()))
 
     def _set_override(self, key: str, own: dict | None, seed: int | None) -> None:

@@ -59,7 +59,7 @@ class ScriptEditor(QWidget):
         )
         self.tag_warning.linkActivated.connect(self._tag_link)
         self.tag_warning.hide()
-        self.settings = GenerationForm(compact=True)
+        self.settings = GenerationForm(compact=True, seed=True)
         self.table = SegmentTable()
         self.hint = QLabel()
         self.hint.setObjectName("hint")

@@ -34,6 +34,7 @@ class SegmentRow:
     seconds: float | None = None
     message: str = ""
     custom: bool = False  # has its own settings
+    seed: int | None = None  # the seed of the current take
     playing: bool = False  # the playhead is in this segment
     position: float | None = None  # seconds into it, while playing
 
@@ -45,6 +46,7 @@ class SegmentTable(QTableWidget):
     settingsRequested = Signal(int)
     playRequested = Signal(int)
     detailsRequested = Signal(int)
+    keepSeedRequested = Signal(int)
 
     COLUMNS = 5
 
@@ -137,6 +139,7 @@ class SegmentTable(QTableWidget):
             item.setFont(font)
         cells[2].setToolTip(row.text)
         cells[3].setToolTip(row.message)
+        cells[4].setToolTip(self.tr("Seed {0}").format(row.seed) if row.seed is not None else "")
 
     def _menu(self, pos: QPoint) -> None:
         row = self.rowAt(pos.y())
@@ -147,6 +150,7 @@ class SegmentTable(QTableWidget):
             (self.tr("Play this segment"), lambda: self.playRequested.emit(row)),
             (self.tr("Regenerate (same seed)"), lambda: self.regenerateRequested.emit(row, False)),
             (self.tr("Regenerate (new seed)"), lambda: self.regenerateRequested.emit(row, True)),
+            (self.tr("Keep this take's seed"), lambda: self.keepSeedRequested.emit(row)),
             (self.tr("Segment settings…"), lambda: self.settingsRequested.emit(row)),
         ]
         if row < len(self._rows) and self._rows[row].status == "failed":

@@ -38,6 +38,7 @@ from app.voices.prepare import EditHistory, length_advice, normalise_loudness, t
 from ui.dialogs import Dialogs
 from ui.errors import report
 from ui.views.reference_guide import ReferenceGuide
+from ui.views.segment_table import format_seconds
 from ui.views.waveform import WaveformView
 
 T = TypeVar("T")
@@ -213,7 +214,7 @@ class VoicePanel(QWidget):
         for voice in self.library.list():
             item = QListWidgetItem(icon, voice.name)
             item.setData(Qt.ItemDataRole.UserRole, voice.id)
-            item.setToolTip(f"{voice.duration:.1f} s · {voice.source}")
+            item.setToolTip(f"{format_seconds(voice.duration)} · {voice.source}")
             self.list.addItem(item)
             if voice.id == current:
                 self.list.setCurrentItem(item)
@@ -297,8 +298,11 @@ class VoicePanel(QWidget):
         start, end = self.waveform.selection()
         gain = self.tr(", normalised") if voice.normalised else ""
         self.info.setText(
-            self.tr("{0:.1f} s in use of {1:.1f} s · selection {2:.1f} s{3}").format(
-                voice.duration, voice.raw_duration, (end - start) / voice.sample_rate, gain
+            self.tr("{0} in use of {1} · selection {2}{3}").format(
+                format_seconds(voice.duration),
+                format_seconds(voice.raw_duration),
+                format_seconds((end - start) / voice.sample_rate),
+                gain,
             )
         )
 
