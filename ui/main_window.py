@@ -140,6 +140,7 @@ class MainWindow(QMainWindow):
         self.script.table.detailsRequested.connect(self.show_failure_details)
         self.script.table.keepSeedRequested.connect(self.keep_seed)
         self.script.failure.fixClicked.connect(self.fix_failure)
+        self.script.fix_for = self._fix_for
         self.script.pickVoiceForTag.connect(self.pick_voice_for_tag)
         self.script.createVoiceForTag.connect(lambda name: self.voices.import_dialog(name))
         self.transport.showFailedClicked.connect(self.show_failed)
@@ -317,6 +318,16 @@ class MainWindow(QMainWindow):
             lines += ["", self.tr("Log ({0}):").format(log_file()), seg.detail]
         return "\n".join(lines)
 
+    def _fix_for(self, index: int, message: str) -> str:
+        """The Fix a failed segment gets: a voice name that names no voice is fixed by picking
+        one (whatever language the message is in); a too-long voice by trimming it."""
+        from ui.views.failure_bar import fix_for
+
+        voice = self.session.segments[index].job.voice if index < len(self.session.segments) else None
+        if voice and self.library.find(voice) is None:
+            return "pick_voice"
+        return fix_for(message)
+
     def show_failure_details(self, index: int) -> None:
         if 0 <= index < len(self.session.segments) and self.session.segments[index].status == "failed":
             self.dialogs.info(self, self.failure_details(index))
@@ -373,7 +384,9 @@ class MainWindow(QMainWindow):
 
         voice = self._voice_index.get(name.casefold())
         if voice is None:
-            raise VoxDeskError(f"There is no voice named “{name}”. Import or record it, or fix the [tag].")
+            raise VoxDeskError(
+                self.tr("There is no voice named “{0}”. Import or record it, or fix the [tag].").format(name)
+            )
         key = f"{voice.id}:{voice.content_hash}"
         cache_key = (key, voice.transcript, self.model.model_id)
         if cache_key not in self._prompts:
@@ -562,7 +575,7 @@ class MainWindow(QMainWindow):
         elif key is not None and key != CLIP:
             index = next((i for i, s in enumerate(self.session.segments) if s.job.key == key), None)
         before, self._playing_index = self._playing_index, index
-        self._playing_at = round(seconds, 1)
+        self._playing_at = round(seconds, 3 if seconds < 0.05 else 1)
         for i in {before, index} - {None}:
             if i < len(self.session.segments):
                 self.script.table.update_row(i, self._row(i))

@@ -134,11 +134,9 @@ def describe_output(sink: AudioSink) -> str:
 
     from app.audio.player import SoundDeviceSink
 
-    def tr(text: str) -> str:
-        return QCoreApplication.translate("Playback", text)
-
+    output = QCoreApplication.translate("Playback", "Output: {0}")
     if not isinstance(sink, SoundDeviceSink):  # e.g. the tests' and screenshots' capture sink
-        return tr("Output: {0}").format(getattr(sink, "description", type(sink).__name__))
+        return output.format(getattr(sink, "description", type(sink).__name__))
     from app.audio import devices
 
     try:
@@ -146,10 +144,12 @@ def describe_output(sink: AudioSink) -> str:
         devices.check_device(sink.device, "output")
         name = sd.query_devices(sink.device, kind="output")["name"]
     except VoxDeskError:
-        return tr("No audio output device: playback is off (export still works).")
+        return QCoreApplication.translate(
+            "Playback", "No audio output device: playback is off (export still works)."
+        )
     except Exception:  # noqa: BLE001 - a driver oddity must not stop the window
-        return tr("Output: the system default device")
-    return tr("Output: {0}").format(name)
+        return QCoreApplication.translate("Playback", "Output: the system default device")
+    return output.format(name)
 
 
 def default_sink(device: str | None) -> AudioSink:

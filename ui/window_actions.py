@@ -53,6 +53,18 @@ class WindowActions(QObject):
         self.w.addAction(action)  # shortcuts work even while the menu bar is hidden (e.g. a native one)
         return action
 
+    def _menu_only(
+        self, menu: QMenu, text: str, slot: Callable[[], object], keys: str, icon: QStyle.StandardPixmap
+    ) -> QAction:
+        """A menu entry that shows a shortcut the window already handles (its QShortcut acts,
+        so the key works the same with the menu bar hidden and never fires twice)."""
+        action = QAction(self.w.style().standardIcon(icon), text, self.w)
+        action.setShortcut(QKeySequence(keys))
+        action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        action.triggered.connect(lambda _checked=False: slot())
+        menu.addAction(action)
+        return action
+
     def _build_menus(self) -> None:
         bar = self.w.menuBar()
         sp = QStyle.StandardPixmap
@@ -62,14 +74,16 @@ class WindowActions(QObject):
         self._action(file, self.tr("Save script"), self.save_script, "Ctrl+S", sp.SP_DialogSaveButton)
         self._action(file, self.tr("Save script as…"), self.save_script_as, "Ctrl+Shift+S", None)
         file.addSeparator()
-        export = QAction(self.tr("Export audio…"), self.w)
-        export.setIcon(self.w.style().standardIcon(sp.SP_DriveHDIcon))
-        export.setShortcut(QKeySequence("Ctrl+E"))  # shown in the menu; the window's shortcut acts
-        export.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-        export.triggered.connect(lambda _c=False: self.export())
-        file.addAction(export)
+        self._menu_only(file, self.tr("Export audio…"), self.export, "Ctrl+E", sp.SP_DriveHDIcon)
         file.addSeparator()
         self._action(file, self.tr("Quit"), self.w.close, "Ctrl+Q")
+        speech = bar.addMenu(self.tr("&Speech"))
+        for text, slot, keys, icon in (
+            (self.tr("Speak"), self.w.speak, "Ctrl+Return", sp.SP_MediaSeekForward),
+            (self.tr("Stop"), self.w.stop, "Esc", sp.SP_MediaStop),
+            (self.tr("Play / pause"), self.w.play_pause, "Space", sp.SP_MediaPlay),
+        ):
+            self._menu_only(speech, text, slot, keys, icon)
         voices = bar.addMenu(self.tr("&Voices"))
         self._action(voices, self.tr("Record a voice…"), self.record_voice, "Ctrl+R", sp.SP_MediaVolume)
         self._action(

@@ -36,8 +36,12 @@ class ModelLimits:
         return max(0, patches) * self.encoder_samples_per_patch / self.encoder_rate
 
     def speech_patches(self, text: str) -> int:
-        """The expected length of ``text`` spoken, in patches."""
-        return math.ceil(len(text) * SECONDS_PER_CHAR * self.output_patches_per_second)
+        """The expected length of ``text`` spoken, in patches: ~14 characters a second, never
+        more than the official cap the engine applies (6 patches per text token, plus 10)."""
+        from app.models.voxcpm.prompt import LENGTH_RATIO
+
+        estimate = math.ceil(len(text) * SECONDS_PER_CHAR * self.output_patches_per_second)
+        return min(estimate, int(self.count_tokens(text) * LENGTH_RATIO + 10))
 
 
 def voice_copies(mode: str) -> int:

@@ -61,8 +61,8 @@ class FailureBar(QFrame):
             {"trim": self.tr("Trim the voice…"), "pick_voice": self.tr("Pick a voice…")}.get(self.fix, "")
         )
 
-    def show_failure(self, row: int, message: str) -> None:
-        self.row, self.fix = row, fix_for(message)
+    def show_failure(self, row: int, message: str, fix: str | None = None) -> None:
+        self.row, self.fix = row, fix or fix_for(message)
         self.label.setText(self.tr("Segment {0} failed: {1}").format(row + 1, message))
         self.fix_button.setVisible(self.fix != "regenerate")
         self.retranslate()

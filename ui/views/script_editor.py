@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.views.failure_bar import FailureBar
+from ui.views.failure_bar import FailureBar, fix_for
 from ui.views.generation_form import GenerationForm
 from ui.views.segment_table import SegmentTable
 from ui.views.tag_checker import TagHighlighter, unknown_tags
@@ -49,6 +49,8 @@ class ScriptEditor(QWidget):
         font.setPointSizeF(font.pointSizeF() + 1.5)
         self.editor.setFont(font)
         self.tags = TagHighlighter(self.editor.document())
+        # Which fix a failed row gets ("trim", "pick_voice", "regenerate"); the window sets it.
+        self.fix_for: Callable[[int, str], str] = lambda _row, message: fix_for(message)
         self._voice_names: list[str] = []
         self.tag_warning = QLabel()
         self.tag_warning.setObjectName("tagWarning")
@@ -174,7 +176,7 @@ class ScriptEditor(QWidget):
         if row < 0:
             self.failure.clear()
         else:
-            self.failure.show_failure(row, rows[row].message)
+            self.failure.show_failure(row, rows[row].message, self.fix_for(row, rows[row].message))
 
     def _update_row_buttons(self) -> None:
         selected = bool(self.table.selectedItems())
@@ -189,6 +191,7 @@ class ScriptEditor(QWidget):
         self.editor.blockSignals(True)
         self.editor.setPlainText(text)
         self.editor.blockSignals(False)
+        self._check_tags()
 
     def flush(self) -> None:
         """Deliver a pending ``scriptChanged`` now (before speaking or closing)."""
