@@ -595,13 +595,13 @@ class MainWindow(QMainWindow):
     def start(self) -> None:
         """After the window shows: load the configured model (or connect to the configured speech
         server), or open the model manager; start the Local API if it is switched on."""
+        self.voices.output_line.setText(describe_output(self.playback.sink))
         self.apply_local_api()
         if self.settings.backend == "server":
             self.model = ModelState(folder=None, state="loading")
             self._show_model_state()
             self.client.load_remote(self.settings.server_url, self.settings.server_key)
             return
-        self.voices.output_line.setText(describe_output(self.playback.sink))
         folder = self.settings.model_dir
         if folder is None or not folder.is_dir():
             self.actions.manage_models(first_run=True)

@@ -28,6 +28,49 @@
     </message>
 </context>
 <context>
+    <name>EngineSourceBox</name>
+    <message>
+        <location filename="../views/api_settings.py" line="26"/>
+        <source>Speech engine</source>
+        <translation>语音引擎</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="28"/>
+        <source>This computer</source>
+        <translation>本机</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="29"/>
+        <source>A speech server</source>
+        <translation>语音服务器</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="35"/>
+        <source>API key (if the server needs one)</source>
+        <translation>API 密钥（如服务器需要）</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="37"/>
+        <source>Engine:</source>
+        <translation>引擎：</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="38"/>
+        <source>Server address:</source>
+        <translation>服务器地址：</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="39"/>
+        <source>Server key:</source>
+        <translation>服务器密钥：</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="52"/>
+        <source>Give the speech server&apos;s address, like http://192.168.1.20:8000.</source>
+        <translation>请填写语音服务器的地址，例如 http://192.168.1.20:8000。</translation>
+    </message>
+</context>
+<context>
     <name>ExportDialog</name>
     <message>
         <location filename="../views/export_dialog.py" line="61"/>
@@ -157,65 +200,113 @@
     </message>
 </context>
 <context>
+    <name>LocalApiBox</name>
+    <message>
+        <location filename="../views/api_settings.py" line="65"/>
+        <source>Local API</source>
+        <translation>本地 API</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="67"/>
+        <source>Let programs on this computer speak through VoxDesk</source>
+        <translation>允许本机上的程序通过 VoxDesk 朗读</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="73"/>
+        <source>optional</source>
+        <translation>可选</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="76"/>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="84"/>
+        <source>Port:</source>
+        <translation>端口：</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="85"/>
+        <source>API key:</source>
+        <translation>API 密钥：</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="86"/>
+        <source>Address:</source>
+        <translation>地址：</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="87"/>
+        <source>Requests served:</source>
+        <translation>已处理请求：</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="96"/>
+        <source>(not running)</source>
+        <translation>（未运行）</translation>
+    </message>
+</context>
+<context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="276"/>
-        <location filename="../main_window.py" line="307"/>
+        <location filename="../main_window.py" line="279"/>
+        <location filename="../main_window.py" line="310"/>
         <source>(model voice)</source>
         <translation>（模型自带声音）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="409"/>
+        <location filename="../main_window.py" line="412"/>
         <source>The model is not loaded yet. Wait for it to finish, or choose one in Models.</source>
         <translation>模型尚未加载。请等待加载完成，或在“模型”中选择一个。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="420"/>
+        <location filename="../main_window.py" line="423"/>
         <source>There is nothing to speak yet. Type some text first.</source>
         <translation>还没有可朗读的内容。请先输入文字。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="205"/>
+        <location filename="../main_window.py" line="208"/>
         <source>Untitled script</source>
         <translation>未命名脚本</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="307"/>
+        <location filename="../main_window.py" line="310"/>
         <source>Segment {0} · voice: {1}</source>
         <translation>片段 {0} · 声音：{1}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="315"/>
+        <location filename="../main_window.py" line="318"/>
         <source>Log ({0}):</source>
         <translation>日志（{0}）：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="342"/>
+        <location filename="../main_window.py" line="345"/>
         <source>Drag on the waveform to choose the part to keep, then press “Trim to selection”.</source>
         <translation>在波形上拖动选择要保留的部分，然后点击“裁剪到选区”。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="354"/>
+        <location filename="../main_window.py" line="357"/>
         <source>Which voice should speak the lines tagged [{0}]?</source>
         <translation>标记为 [{0}] 的行应由哪个声音朗读？</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="385"/>
+        <location filename="../main_window.py" line="388"/>
         <source>There is no voice named “{0}”. Import or record it, or fix the [tag].</source>
         <translation>没有名为“{0}”的声音。请导入或录制它，或修改 [标记]。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="425"/>
+        <location filename="../main_window.py" line="428"/>
         <source>Waiting for the model to load…</source>
         <translation>正在等待模型加载…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="433"/>
+        <location filename="../main_window.py" line="436"/>
         <source>Preparing the voices…</source>
         <translation>正在准备声音…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="476"/>
+        <location filename="../main_window.py" line="479"/>
         <source>Segments {0} cannot fit in this model with the voice “{1}”: its recording is {2}, and the model can use up to {3} of it for them. They would fail or be cut short.
 
 Speak anyway? Choose No to trim the voice first.</source>
@@ -224,97 +315,97 @@ Speak anyway? Choose No to trim the voice first.</source>
 仍要朗读吗？选择“否”先裁剪声音。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="509"/>
+        <location filename="../main_window.py" line="512"/>
         <source>This segment has no take yet: speak it first.</source>
         <translation>此片段还没有生成结果：请先朗读。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="527"/>
+        <location filename="../main_window.py" line="530"/>
         <source>Finished: {0} done, {1} failed</source>
         <translation>已结束：{0} 个完成，{1} 个失败</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="529"/>
+        <location filename="../main_window.py" line="532"/>
         <source>Finished: {0} done</source>
         <translation>已结束：{0} 个完成</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="612"/>
+        <location filename="../main_window.py" line="641"/>
         <source>starting</source>
         <translation>正在启动</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="613"/>
+        <location filename="../main_window.py" line="642"/>
         <source>loading the model</source>
         <translation>正在加载模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="614"/>
+        <location filename="../main_window.py" line="643"/>
         <source>reserving memory</source>
         <translation>正在分配内存</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="615"/>
+        <location filename="../main_window.py" line="644"/>
         <source>preparing the GPU</source>
         <translation>正在准备 GPU</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="616"/>
+        <location filename="../main_window.py" line="645"/>
         <source>ready</source>
         <translation>就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="622"/>
+        <location filename="../main_window.py" line="651"/>
         <source>Waiting for the model to load ({0}%, {1})…</source>
         <translation>正在等待模型加载（{0}%，{1}）…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="651"/>
+        <location filename="../main_window.py" line="680"/>
         <source>Encoding the voice…</source>
         <translation>正在编码声音…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="652"/>
+        <location filename="../main_window.py" line="681"/>
         <source>Generating…</source>
         <translation>正在生成…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="674"/>
+        <location filename="../main_window.py" line="703"/>
         <source>Device: not loaded</source>
         <translation>设备：未加载</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="675"/>
+        <location filename="../main_window.py" line="704"/>
         <source>Model: {0}</source>
         <translation>模型：{0}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="675"/>
+        <location filename="../main_window.py" line="704"/>
         <source>No model</source>
         <translation>无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="677"/>
+        <location filename="../main_window.py" line="706"/>
         <source>Engine: no model</source>
         <translation>引擎：无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="678"/>
+        <location filename="../main_window.py" line="707"/>
         <source>Engine: loading {0}% ({1})</source>
         <translation>引擎：加载中 {0}%（{1}）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="679"/>
+        <location filename="../main_window.py" line="708"/>
         <source>Engine: ready</source>
         <translation>引擎：就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="680"/>
+        <location filename="../main_window.py" line="709"/>
         <source>Engine: generating</source>
         <translation>引擎：生成中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="681"/>
+        <location filename="../main_window.py" line="710"/>
         <source>Engine: model failed to load</source>
         <translation>引擎：模型加载失败</translation>
     </message>
@@ -832,102 +923,102 @@ Speak anyway? Choose No to trim the voice first.</source>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../views/settings_dialog.py" line="40"/>
+        <location filename="../views/settings_dialog.py" line="42"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="45"/>
+        <location filename="../views/settings_dialog.py" line="47"/>
         <source>Automatic (GPU when available)</source>
         <translation>自动（有 GPU 时使用 GPU）</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="46"/>
+        <location filename="../views/settings_dialog.py" line="48"/>
         <source>GPU (CUDA)</source>
         <translation>GPU（CUDA）</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="47"/>
+        <location filename="../views/settings_dialog.py" line="49"/>
         <source>CPU</source>
         <translation>CPU</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="52"/>
+        <location filename="../views/settings_dialog.py" line="54"/>
         <source>No model chosen yet</source>
         <translation>尚未选择模型</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="53"/>
+        <location filename="../views/settings_dialog.py" line="55"/>
         <source>Change…</source>
         <translation>更改…</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="59"/>
+        <location filename="../views/settings_dialog.py" line="61"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="70"/>
+        <location filename="../views/settings_dialog.py" line="72"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="71"/>
+        <location filename="../views/settings_dialog.py" line="73"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="74"/>
+        <location filename="../views/settings_dialog.py" line="76"/>
         <source>Model folder:</source>
         <translation>模型文件夹：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="75"/>
+        <location filename="../views/settings_dialog.py" line="77"/>
         <source>Compute device:</source>
         <translation>计算设备：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="76"/>
+        <location filename="../views/settings_dialog.py" line="78"/>
         <source>Export folder:</source>
         <translation>导出文件夹：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="77"/>
+        <location filename="../views/settings_dialog.py" line="79"/>
         <source>Microphone:</source>
         <translation>麦克风：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="78"/>
+        <location filename="../views/settings_dialog.py" line="80"/>
         <source>Speakers:</source>
         <translation>扬声器：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="79"/>
+        <location filename="../views/settings_dialog.py" line="81"/>
         <source>Language:</source>
         <translation>语言：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="80"/>
+        <location filename="../views/settings_dialog.py" line="82"/>
         <source>Theme:</source>
         <translation>主题：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="92"/>
+        <location filename="../views/settings_dialog.py" line="100"/>
         <source>System default</source>
         <translation>系统默认</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="106"/>
+        <location filename="../views/settings_dialog.py" line="114"/>
         <source>Export folder</source>
         <translation>导出文件夹</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="114"/>
+        <location filename="../views/settings_dialog.py" line="122"/>
         <source>Choose a model folder</source>
         <translation>选择模型文件夹</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="120"/>
+        <location filename="../views/settings_dialog.py" line="128"/>
         <source>{0} is not a usable model folder: {1}</source>
         <translation>{0} 不是可用的模型文件夹：{1}</translation>
     </message>
@@ -1262,12 +1353,12 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>打开文件夹</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="334"/>
+        <location filename="../window_actions.py" line="335"/>
         <source>The new language is used after you restart VoxDesk.</source>
         <translation>重新启动 VoxDesk 后将使用新语言。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="348"/>
+        <location filename="../window_actions.py" line="352"/>
         <source>VoxDesk clones a voice and speaks any text in it, entirely on this computer. Nothing is uploaded; the only network use is a model download you start yourself.</source>
         <translation>VoxDesk 克隆一个声音并用它朗读任意文本，全部在本机完成。不会上传任何内容；唯一的联网操作是您亲自发起的模型下载。</translation>
     </message>
