@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QMainWindow, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from app import project as projects
 from app.errors import VoxDeskError
@@ -92,7 +92,14 @@ class MainWindow(QMainWindow):
     # --- construction -----------------------------------------------------------------------
     def _build_layout(self) -> None:
         splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self.voices)
+        # The voice panel scrolls rather than forcing the window taller than a small screen.
+        voices = QScrollArea()
+        voices.setWidget(self.voices)
+        voices.setWidgetResizable(True)
+        voices.setFrameShape(QFrame.Shape.NoFrame)
+        voices.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        voices.setMinimumWidth(self.voices.minimumSizeHint().width() + 16)
+        splitter.addWidget(voices)
         splitter.addWidget(self.script)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)

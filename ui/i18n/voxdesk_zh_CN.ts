@@ -250,63 +250,63 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="279"/>
-        <location filename="../main_window.py" line="310"/>
+        <location filename="../main_window.py" line="286"/>
+        <location filename="../main_window.py" line="317"/>
         <source>(model voice)</source>
         <translation>（模型自带声音）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="412"/>
+        <location filename="../main_window.py" line="419"/>
         <source>The model is not loaded yet. Wait for it to finish, or choose one in Models.</source>
         <translation>模型尚未加载。请等待加载完成，或在“模型”中选择一个。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="423"/>
+        <location filename="../main_window.py" line="430"/>
         <source>There is nothing to speak yet. Type some text first.</source>
         <translation>还没有可朗读的内容。请先输入文字。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="208"/>
+        <location filename="../main_window.py" line="215"/>
         <source>Untitled script</source>
         <translation>未命名脚本</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="310"/>
+        <location filename="../main_window.py" line="317"/>
         <source>Segment {0} · voice: {1}</source>
         <translation>片段 {0} · 声音：{1}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="318"/>
+        <location filename="../main_window.py" line="325"/>
         <source>Log ({0}):</source>
         <translation>日志（{0}）：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="345"/>
+        <location filename="../main_window.py" line="352"/>
         <source>Drag on the waveform to choose the part to keep, then press “Trim to selection”.</source>
         <translation>在波形上拖动选择要保留的部分，然后点击“裁剪到选区”。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="357"/>
+        <location filename="../main_window.py" line="364"/>
         <source>Which voice should speak the lines tagged [{0}]?</source>
         <translation>标记为 [{0}] 的行应由哪个声音朗读？</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="388"/>
+        <location filename="../main_window.py" line="395"/>
         <source>There is no voice named “{0}”. Import or record it, or fix the [tag].</source>
         <translation>没有名为“{0}”的声音。请导入或录制它，或修改 [标记]。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="428"/>
+        <location filename="../main_window.py" line="435"/>
         <source>Waiting for the model to load…</source>
         <translation>正在等待模型加载…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="436"/>
+        <location filename="../main_window.py" line="443"/>
         <source>Preparing the voices…</source>
         <translation>正在准备声音…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="479"/>
+        <location filename="../main_window.py" line="486"/>
         <source>Segments {0} cannot fit in this model with the voice “{1}”: its recording is {2}, and the model can use up to {3} of it for them. They would fail or be cut short.
 
 Speak anyway? Choose No to trim the voice first.</source>
@@ -315,97 +315,97 @@ Speak anyway? Choose No to trim the voice first.</source>
 仍要朗读吗？选择“否”先裁剪声音。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="512"/>
+        <location filename="../main_window.py" line="519"/>
         <source>This segment has no take yet: speak it first.</source>
         <translation>此片段还没有生成结果：请先朗读。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="530"/>
+        <location filename="../main_window.py" line="537"/>
         <source>Finished: {0} done, {1} failed</source>
         <translation>已结束：{0} 个完成，{1} 个失败</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="532"/>
+        <location filename="../main_window.py" line="539"/>
         <source>Finished: {0} done</source>
         <translation>已结束：{0} 个完成</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="641"/>
+        <location filename="../main_window.py" line="648"/>
         <source>starting</source>
         <translation>正在启动</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="642"/>
+        <location filename="../main_window.py" line="649"/>
         <source>loading the model</source>
         <translation>正在加载模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="643"/>
+        <location filename="../main_window.py" line="650"/>
         <source>reserving memory</source>
         <translation>正在分配内存</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="644"/>
+        <location filename="../main_window.py" line="651"/>
         <source>preparing the GPU</source>
         <translation>正在准备 GPU</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="645"/>
+        <location filename="../main_window.py" line="652"/>
         <source>ready</source>
         <translation>就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="651"/>
+        <location filename="../main_window.py" line="658"/>
         <source>Waiting for the model to load ({0}%, {1})…</source>
         <translation>正在等待模型加载（{0}%，{1}）…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="680"/>
+        <location filename="../main_window.py" line="687"/>
         <source>Encoding the voice…</source>
         <translation>正在编码声音…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="681"/>
+        <location filename="../main_window.py" line="688"/>
         <source>Generating…</source>
         <translation>正在生成…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="703"/>
+        <location filename="../main_window.py" line="710"/>
         <source>Device: not loaded</source>
         <translation>设备：未加载</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="704"/>
+        <location filename="../main_window.py" line="711"/>
         <source>Model: {0}</source>
         <translation>模型：{0}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="704"/>
+        <location filename="../main_window.py" line="711"/>
         <source>No model</source>
         <translation>无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="706"/>
+        <location filename="../main_window.py" line="713"/>
         <source>Engine: no model</source>
         <translation>引擎：无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="707"/>
+        <location filename="../main_window.py" line="714"/>
         <source>Engine: loading {0}% ({1})</source>
         <translation>引擎：加载中 {0}%（{1}）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="708"/>
+        <location filename="../main_window.py" line="715"/>
         <source>Engine: ready</source>
         <translation>引擎：就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="709"/>
+        <location filename="../main_window.py" line="716"/>
         <source>Engine: generating</source>
         <translation>引擎：生成中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="710"/>
+        <location filename="../main_window.py" line="717"/>
         <source>Engine: model failed to load</source>
         <translation>引擎：模型加载失败</translation>
     </message>
@@ -804,12 +804,22 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>片段设置…</translation>
     </message>
     <message>
+        <location filename="../views/script_editor.py" line="215"/>
+        <source>pick a voice</source>
+        <translation>选择一个声音</translation>
+    </message>
+    <message>
         <location filename="../views/script_editor.py" line="218"/>
+        <source>create “{0}”</source>
+        <translation>创建“{0}”</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="220"/>
         <source>No voice is named [{0}]:</source>
         <translation>没有名为 [{0}] 的声音：</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="251"/>
+        <location filename="../views/script_editor.py" line="252"/>
         <source>(no voice: the model&apos;s own)</source>
         <translation>（不使用声音：模型自带）</translation>
     </message>
@@ -817,17 +827,17 @@ Speak anyway? Choose No to trim the voice first.</source>
 <context>
     <name>SegmentSettingsDialog</name>
     <message>
-        <location filename="../views/generation_form.py" line="117"/>
+        <location filename="../views/generation_form.py" line="122"/>
         <source>Segment settings</source>
         <translation>片段设置</translation>
     </message>
     <message>
-        <location filename="../views/generation_form.py" line="118"/>
+        <location filename="../views/generation_form.py" line="123"/>
         <source>Use its own settings for this segment</source>
         <translation>此片段使用单独设置</translation>
     </message>
     <message>
-        <location filename="../views/generation_form.py" line="124"/>
+        <location filename="../views/generation_form.py" line="129"/>
         <source>Keep this take&apos;s seed:</source>
         <translation>保留这次生成的种子：</translation>
     </message>

@@ -61,15 +61,20 @@ class GenerationForm(QWidget):
         if seed:
             labels, fields = labels + (self.tr("Seed:"),), fields + (self.seed,)
         labels, fields = labels + (self.tr("Voice design:"),), fields + (self.style_text,)
-        if compact:  # one row, for the script editor
-            row = QHBoxLayout(self)
-            row.setContentsMargins(0, 0, 0, 0)
+        if compact:  # the numbers on one row, the voice design under them (fits 800 px wide)
+            rows = QVBoxLayout(self)
+            rows.setContentsMargins(0, 0, 0, 0)
+            numbers, design = QHBoxLayout(), QHBoxLayout()
+            rows.addLayout(numbers)
+            rows.addLayout(design)
             for label, field in zip(labels, fields, strict=True):
                 caption = QLabel(label)
                 caption.setBuddy(field)
+                row = design if field is self.style_text else numbers
                 row.addWidget(caption)
                 row.addWidget(field, 1 if field is self.style_text else 0)
                 row.addSpacing(8)
+            numbers.addStretch(1)
         else:
             form = QFormLayout(self)
             form.setContentsMargins(0, 0, 0, 0)

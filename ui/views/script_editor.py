@@ -212,12 +212,13 @@ class ScriptEditor(QWidget):
             self.tag_warning.hide()
             return
         lines = []
+        pick = escape(self.tr("pick a voice"))
         for name in unknown[:3]:
             q = escape(name, quote=True)
+            create = escape(self.tr("create “{0}”").format(name))
             lines.append(
-                self.tr("No voice is named [{0}]:").format(escape(name))
-                + f' <a href="pick:{q}">{self.tr("pick a voice")}</a> · '
-                + f'<a href="create:{q}">{self.tr("create “{0}”").format(escape(name))}</a>'
+                escape(self.tr("No voice is named [{0}]:").format(name))
+                + f' <a href="pick:{q}">{pick}</a> · <a href="create:{q}">{create}</a>'
             )
         self.tag_warning.setText('<span style="color:#c81e1e">' + "<br>".join(lines) + "</span>")
         self.tag_warning.show()

@@ -35,9 +35,9 @@ class TransportBar(QWidget):
         self.speak_button.setObjectName("speakButton")
         self.speak_button.setDefault(True)
         self.progress = RunProgressBar()
-        self.progress.setMinimumWidth(160)
+        self.progress.setMinimumWidth(80)
         self.status_label = QLabel()
-        self.status_label.setMinimumWidth(220)
+        self.status_label.setMinimumWidth(120)
         self.status_label.setTextFormat(Qt.TextFormat.RichText)
         self.status_label.linkActivated.connect(lambda _link: self.showFailedClicked.emit())
         self.busy_label = QLabel()  # what the engine is doing right now: loading, encoding, ...
