@@ -724,7 +724,6 @@ class MainWindow(QMainWindow):
             super().closeEvent(event)
             return
         self._closed = True
-        self._autosave_timer.stop()  # autosaved below; a late one would write after the window is gone
         self.script.flush()
         self.voices.flush()
         self.session.stop()

@@ -933,102 +933,102 @@ Speak anyway? Choose No to trim the voice first.</source>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../views/settings_dialog.py" line="42"/>
+        <location filename="../views/settings_dialog.py" line="40"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="47"/>
+        <location filename="../views/settings_dialog.py" line="45"/>
         <source>Automatic (GPU when available)</source>
         <translation>自动（有 GPU 时使用 GPU）</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="48"/>
+        <location filename="../views/settings_dialog.py" line="46"/>
         <source>GPU (CUDA)</source>
         <translation>GPU（CUDA）</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="49"/>
+        <location filename="../views/settings_dialog.py" line="47"/>
         <source>CPU</source>
         <translation>CPU</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="54"/>
+        <location filename="../views/settings_dialog.py" line="52"/>
         <source>No model chosen yet</source>
         <translation>尚未选择模型</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="55"/>
+        <location filename="../views/settings_dialog.py" line="53"/>
         <source>Change…</source>
         <translation>更改…</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="61"/>
+        <location filename="../views/settings_dialog.py" line="59"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="72"/>
+        <location filename="../views/settings_dialog.py" line="70"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="73"/>
+        <location filename="../views/settings_dialog.py" line="71"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="76"/>
+        <location filename="../views/settings_dialog.py" line="74"/>
         <source>Model folder:</source>
         <translation>模型文件夹：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="77"/>
+        <location filename="../views/settings_dialog.py" line="75"/>
         <source>Compute device:</source>
         <translation>计算设备：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="78"/>
+        <location filename="../views/settings_dialog.py" line="76"/>
         <source>Export folder:</source>
         <translation>导出文件夹：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="79"/>
+        <location filename="../views/settings_dialog.py" line="77"/>
         <source>Microphone:</source>
         <translation>麦克风：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="80"/>
+        <location filename="../views/settings_dialog.py" line="78"/>
         <source>Speakers:</source>
         <translation>扬声器：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="81"/>
+        <location filename="../views/settings_dialog.py" line="79"/>
         <source>Language:</source>
         <translation>语言：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="82"/>
+        <location filename="../views/settings_dialog.py" line="80"/>
         <source>Theme:</source>
         <translation>主题：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="100"/>
+        <location filename="../views/settings_dialog.py" line="98"/>
         <source>System default</source>
         <translation>系统默认</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="114"/>
+        <location filename="../views/settings_dialog.py" line="112"/>
         <source>Export folder</source>
         <translation>导出文件夹</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="122"/>
+        <location filename="../views/settings_dialog.py" line="120"/>
         <source>Choose a model folder</source>
         <translation>选择模型文件夹</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="128"/>
+        <location filename="../views/settings_dialog.py" line="126"/>
         <source>{0} is not a usable model folder: {1}</source>
         <translation>{0} 不是可用的模型文件夹：{1}</translation>
     </message>
@@ -1109,102 +1109,132 @@ Speak anyway? Choose No to trim the voice first.</source>
 <context>
     <name>VoicePanel</name>
     <message>
-        <location filename="../views/voice_panel.py" line="154"/>
+        <location filename="../views/voice_panel.py" line="171"/>
         <source>Voices</source>
         <translation>声音库</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="155"/>
+        <location filename="../views/voice_panel.py" line="172"/>
         <source>Selected voice</source>
         <translation>当前声音</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="156"/>
+        <location filename="../views/voice_panel.py" line="173"/>
         <source>Record…</source>
         <translation>录音…</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="157"/>
+        <location filename="../views/voice_panel.py" line="174"/>
         <source>Import…</source>
         <translation>导入…</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="158"/>
+        <location filename="../views/voice_panel.py" line="175"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="275"/>
+        <location filename="../views/voice_panel.py" line="183"/>
+        <source>Trim silence</source>
+        <translation>裁掉静音</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="184"/>
+        <source>Cut the silence before and after the speech</source>
+        <translation>裁掉语音前后的静音</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="185"/>
+        <source>Normalise loudness</source>
+        <translation>响度标准化</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="186"/>
+        <source>Bring the speech to a standard loudness, without clipping</source>
+        <translation>把语音调到标准响度，不削波</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="187"/>
+        <source>Undo</source>
+        <translation>撤销</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="188"/>
+        <source>Undo the last trim or loudness change (Ctrl+Z)</source>
+        <translation>撤销上一次裁剪或响度调整（Ctrl+Z）</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="291"/>
+        <source>⚠ {0}</source>
+        <translation>⚠ {0}</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="301"/>
         <source>{0} in use of {1} · selection {2}{3}</source>
         <translation>使用 {0} / 共 {1} · 选区 {2}{3}</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="414"/>
+        <location filename="../views/voice_panel.py" line="459"/>
         <source>Play voice</source>
         <translation>播放声音</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="164"/>
+        <location filename="../views/voice_panel.py" line="181"/>
         <source>Play selection</source>
         <translation>播放选区</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="161"/>
+        <location filename="../views/voice_panel.py" line="178"/>
         <source>Drag across the waveform to select a part; drag the handles to adjust it.</source>
         <translation>在波形上拖动即可选择一段；拖动两端的手柄可调整。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="165"/>
+        <location filename="../views/voice_panel.py" line="182"/>
         <source>Trim to selection</source>
         <translation>裁剪到选区</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="166"/>
-        <source>Normalise</source>
-        <translation>音量标准化</translation>
-    </message>
-    <message>
-        <location filename="../views/voice_panel.py" line="167"/>
+        <location filename="../views/voice_panel.py" line="189"/>
         <source>Name:</source>
         <translation>名称：</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="168"/>
+        <location filename="../views/voice_panel.py" line="190"/>
         <source>Transcript (the exact words spoken, optional):</source>
         <translation>文本（录音中说的原话，可选）：</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="169"/>
+        <location filename="../views/voice_panel.py" line="191"/>
         <source>e.g. Hello, this is my voice.</source>
         <translation>例如：你好，这是我的声音。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="170"/>
+        <location filename="../views/voice_panel.py" line="192"/>
         <source>Tip: drop audio files here to import them.</source>
         <translation>提示：把音频文件拖到这里即可导入。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="273"/>
+        <location filename="../views/voice_panel.py" line="299"/>
         <source>, normalised</source>
         <translation>，已标准化</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="414"/>
+        <location filename="../views/voice_panel.py" line="459"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="303"/>
+        <location filename="../views/voice_panel.py" line="329"/>
         <source>Mode: continuation. The model carries on from this recording and its transcript, for the closest likeness. The transcript must match the words exactly.</source>
         <translation>模式：续写。模型接着这段录音及其文本继续说，相似度最高。文本必须与录音内容完全一致。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="307"/>
+        <location filename="../views/voice_panel.py" line="333"/>
         <source>Mode: reference (VoxCPM2). The recording alone sets the voice. Type the exact words spoken to use continuation mode for a closer likeness.</source>
         <translation>模式：参考（VoxCPM2）。仅凭录音确定音色。填写录音中的原话可改用续写模式，相似度更高。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="369"/>
+        <location filename="../views/voice_panel.py" line="395"/>
         <source>Delete the voice “{0}”? Its recording is removed from the library.</source>
         <translation>删除声音“{0}”？其录音将从声音库中移除。</translation>
     </message>
