@@ -407,7 +407,15 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="voxdesk", description="Clone a voice and speak text, fully local.")
+    parser = _Parser(
+        prog="voxdesk",
+        description="Clone a voice and speak text, fully local.",
+        epilog=(
+            "Run voxdesk with no arguments to open the window. "
+            "voxdesk --self-test [MODEL_DIR] [--device D] checks that this installation can speak "
+            "(a tiny built-in test model unless MODEL_DIR is given)."
+        ),
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for add in SUBCOMMANDS:
         add(sub)

@@ -58,9 +58,14 @@ class ScriptSettings:
     gap_seconds: float = 0.3  # silence between segments when playing and exporting
     max_chars: int = DEFAULT_MAX_CHARS
     normalize: bool = True  # numbers, dates, money, units... read as words (app/text/normalize.py)
+    seed: int | None = None  # locked for the whole script; None: a new seed per take
 
     def __post_init__(self) -> None:
         # Coerce (files may hold 10.0 for 10 or "2" for 2.0), then check the ranges.
+        if self.seed is not None:
+            object.__setattr__(self, "seed", int(self.seed))
+            if not 0 <= self.seed < 2**63:
+                raise ValueError(f"seed must be between 0 and 2**63-1, got {self.seed}")
         for name, kind in (("cfg_value", float), ("inference_timesteps", int), ("gap_seconds", float)):
             object.__setattr__(self, name, kind(getattr(self, name)))
         object.__setattr__(self, "max_chars", int(self.max_chars))
@@ -192,7 +197,7 @@ class Project:
                     text=text,
                     display_text=seg.text,
                     voice=seg.voice or self.settings.default_voice,
-                    seed=over.seed,
+                    seed=over.seed if over.seed is not None else self.settings.seed,
                     cfg_value=self.settings.cfg_value if over.cfg_value is None else over.cfg_value,
                     inference_timesteps=(
                         self.settings.inference_timesteps
@@ -257,7 +262,9 @@ class Project:
             "settings": asdict(self.settings),
             "pronunciation": self.rules.to_list(),
             "overrides": {k: asdict(v) for k, v in self.overrides.items() if k in live},
-            "results": {k: asdict(v) for k, v in self.results.items() if k in live and v.status == "done"},
+            "results": {
+                k: asdict(v) for k, v in self.results.items() if k in live and v.status in ("done", "failed")
+            },
         }
 
     @classmethod

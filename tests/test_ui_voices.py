@@ -40,7 +40,8 @@ def test_rename_delete_trim_normalise_and_drop(qtbot, home, tmp_path):  # noqa: 
 
     wave = panel.waveform
     wave.resize(400, 80)
-    qtbot.mousePress(wave, Qt.MouseButton.LeftButton, pos=QPoint(100, 40))  # nearest handle: the start
+    qtbot.mousePress(wave, Qt.MouseButton.LeftButton, pos=QPoint(2, 40))  # on the start handle
+    qtbot.mouseMove(wave, QPoint(100, 40))
     qtbot.mouseRelease(wave, Qt.MouseButton.LeftButton, pos=QPoint(100, 40))
     start, end = wave.selection()
     assert 0 < start < end == len(panel._audio)

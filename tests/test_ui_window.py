@@ -63,7 +63,7 @@ def test_speak_two_voices_in_order_then_export(qtbot, home, ui_model, tmp_path):
     heard = played(window)
     np.testing.assert_array_equal(heard[: len(expected)], expected)  # script order, gaps between
     assert not np.any(heard[len(expected) :])
-    assert window.script.table.item(2, 3).text() == "Done"
+    assert window.script.table.cell_text(2, 3) == "Done"
 
     out = tmp_path / "out" / "speech.wav"
     qtbot.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
@@ -226,6 +226,6 @@ def test_unknown_voice_tag_fails_that_segment_only(qtbot, home, ui_model, tmp_pa
     first, second = window.session.segments
     assert first.status == "failed" and "Nobody" in first.message
     assert second.status == "done"
-    assert window.script.table.item(0, 3).text() == "Failed"
-    assert window.script.table.item(0, 3).toolTip() == first.message
+    assert window.script.table.cell_text(0, 3) == f"Failed: {first.message}"
+    assert window.script.table.cell(0, 3).toolTip() == first.message
     assert window.transport.speak_button.isEnabled()

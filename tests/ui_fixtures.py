@@ -45,6 +45,8 @@ class ScriptedDialogs(Dialogs):
         self.answers: list[bool] = []
         self.files: list[Path] = []
         self.folders: list[Path] = []
+        self.choices: list[str | None] = []
+        self.choice_questions: list[tuple[str, list[str]]] = []
 
     def error(self, parent, message):
         self.errors.append(message)
@@ -64,6 +66,10 @@ class ScriptedDialogs(Dialogs):
 
     def save_path(self, parent, title, suggested, file_filter):
         return self.files.pop(0) if self.files else None
+
+    def choose(self, parent, question, options):
+        self.choice_questions.append((question, list(options)))
+        return self.choices.pop(0) if self.choices else None
 
     def pick_folder(self, parent, title, start=None):
         return self.folders.pop(0) if self.folders else None

@@ -7,15 +7,45 @@ a subclass that answers from a script, so no modal dialog can block a test run.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import QCoreApplication
-from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QMessageBox, QWidget
+from PySide6.QtCore import QCoreApplication, QStandardPaths
+from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QInputDialog, QMessageBox, QWidget
 
 OK_CANCEL = QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
 
 
+def user_folder(kind: str) -> Path:
+    """Where a file dialog starts when none was used yet: the user's Music folder for audio,
+    Documents for scripts (never the app's own folders, e.g. the models folder)."""
+    location = (
+        QStandardPaths.StandardLocation.MusicLocation
+        if kind == "audio"
+        else QStandardPaths.StandardLocation.DocumentsLocation
+    )
+    for candidate in (QStandardPaths.writableLocation(location), str(Path.home())):
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    return Path.home()
+
+
 class Dialogs:
-    """Modal questions shown with the standard Qt dialogs."""
+    """Modal questions shown with the standard Qt dialogs. With ``settings`` (ui.settings.Settings),
+    file dialogs open in the folder last used for that kind of file."""
+
+    settings: Any = None
+
+    def __init__(self, settings: Any = None) -> None:
+        self.settings = settings
+
+    def start_folder(self, kind: str) -> Path:
+        last = self.settings.last_folder(kind) if self.settings is not None else None
+        return last if last is not None and last.is_dir() else user_folder(kind)
+
+    def _used(self, kind: str, path: Path | None) -> Path | None:
+        if path is not None and self.settings is not None:
+            self.settings.set_last_folder(kind, path.parent if not path.is_dir() else path)
+        return path
 
     def error(self, parent: QWidget | None, message: str) -> None:
         QMessageBox.warning(parent, QCoreApplication.translate("Dialogs", "VoxDesk"), message)
@@ -31,16 +61,19 @@ class Dialogs:
         name, _ = QFileDialog.getOpenFileName(
             parent,
             QCoreApplication.translate("Dialogs", "Import a voice"),
-            "",
+            str(self.start_folder("audio")),
             QCoreApplication.translate("Dialogs", "Audio (*.wav *.flac *.mp3 *.ogg *.m4a *.aiff *.aif)"),
         )
-        return Path(name) if name else None
+        return self._used("audio", Path(name) if name else None)
 
     def open_project(self, parent: QWidget | None) -> Path | None:
         name, _ = QFileDialog.getOpenFileName(
-            parent, QCoreApplication.translate("Dialogs", "Open a script"), "", "VoxDesk (*.voxdesk)"
+            parent,
+            QCoreApplication.translate("Dialogs", "Open a script"),
+            str(self.start_folder("script")),
+            "VoxDesk (*.voxdesk)",
         )
-        return Path(name) if name else None
+        return self._used("script", Path(name) if name else None)
 
     def save_path(self, parent: QWidget | None, title: str, suggested: Path, file_filter: str) -> Path | None:
         name, _ = QFileDialog.getSaveFileName(
@@ -51,3 +84,9 @@ class Dialogs:
     def pick_folder(self, parent: QWidget | None, title: str, start: Path | None = None) -> Path | None:
         name = QFileDialog.getExistingDirectory(parent, title, str(start or ""))
         return Path(name) if name else None
+
+    def choose(self, parent: QWidget | None, question: str, options: list[str]) -> str | None:
+        """One of ``options`` (None: cancelled)."""
+        title = QCoreApplication.translate("Dialogs", "VoxDesk")
+        item, ok = QInputDialog.getItem(parent, title, question, options, 0, False)
+        return item if ok and item else None

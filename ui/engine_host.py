@@ -49,6 +49,7 @@ class ModelInfo:
     sample_rate: int  # output audio rate
     encoder_rate: int  # rate of prompt audio (the VAE's input)
     device: str  # status-bar text, e.g. "NVIDIA H200 · 120.3 GB free" or "CPU"
+    limits: Any = None  # app.voices.fit.ModelLimits: what fits in the model's positions
 
 
 def describe_device(device: str) -> str:
@@ -60,6 +61,25 @@ def describe_device(device: str) -> str:
         free, _total = torch.cuda.mem_get_info(index)
         return f"{torch.cuda.get_device_name(index)} · {free / 1e9:.1f} GB free"
     return "CPU"
+
+
+def _needs_encoding(prompt: Any) -> bool:
+    return (prompt.prompt_audio is not None and prompt.prompt_latents is None) or (
+        prompt.reference_audio is not None and prompt.reference_latents is None
+    )
+
+
+def _limits(engine: Any) -> Any:
+    from app.voices.fit import ModelLimits
+
+    m, tokenizer = engine.model, engine.tokenizer
+    return ModelLimits(
+        max_positions=int(engine.max_model_len),
+        encoder_rate=int(m.encode_rate),
+        encoder_samples_per_patch=int(m.patch_size * m.audio_vae.chunk_size),
+        output_patches_per_second=float(engine.sample_rate) / m.samples_per_patch,
+        count_tokens=lambda text: len(tokenizer(text)) if text else 0,
+    )
 
 
 class EngineHost(QObject):
@@ -79,6 +99,7 @@ class EngineHost(QObject):
     # or (None, None) when no local engine is loaded
     sharedChanged = Signal(object, object)
     _wake = Signal()
+    activity = Signal(str)  # "encoding" (a voice's latents) | "generating"
 
     def __init__(self) -> None:
         super().__init__()
@@ -111,6 +132,7 @@ class EngineHost(QObject):
                 sample_rate=int(engine.sample_rate),
                 encoder_rate=int(engine.model.encode_rate),
                 device=describe_device(str(engine.device)),
+                limits=_limits(engine),
             )
         except Exception as exc:  # noqa: BLE001 - every failure becomes one message
             self.loadFailed.emit(report(exc, "loading the model"))
@@ -167,6 +189,8 @@ class EngineHost(QObject):
         for job in jobs:
             try:
                 if job.voice not in prompts:
+                    if job.prompt is not None and _needs_encoding(job.prompt):
+                        self.activity.emit("encoding")
                     prompts[job.voice] = self._resolve(job.voice, job.prompt)
                 rid = self._engine.submit(job.build(prompts[job.voice]))
             except Exception as exc:  # noqa: BLE001 - one segment fails, the others go on
@@ -174,6 +198,7 @@ class EngineHost(QObject):
                 continue
             self._tags[rid] = job.tag
         if self._tags:
+            self.activity.emit("generating")
             self.stateChanged.emit("busy")
             self._ensure_timer().start()
 

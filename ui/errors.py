@@ -21,6 +21,7 @@ from app.errors import VoxDeskError
 log = logging.getLogger("voxdesk")
 
 LOG_NAME = "voxdesk.log"
+LINE_FORMAT = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
 def log_file() -> Path:
@@ -35,7 +36,7 @@ def setup_logging(level: int = logging.INFO) -> Path:
         if isinstance(handler, logging.handlers.RotatingFileHandler) and Path(handler.baseFilename) == path:
             return path
     handler = logging.handlers.RotatingFileHandler(path, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(LINE_FORMAT)
     root.addHandler(handler)
     root.setLevel(level)
     return path
@@ -60,6 +61,15 @@ def report(exc: BaseException, context: str = "") -> str:
     else:
         log.error("Unexpected error%s", f" while {context}" if context else "", exc_info=exc)
     return user_message(exc)
+
+
+def log_line(message: str, context: str = "") -> str:
+    """Log ``message`` as a warning and return the line exactly as the log file shows it
+    (what a "Details" button shows next to a failure)."""
+    text = f"{context}: {message}" if context else message
+    record = log.makeRecord(log.name, logging.WARNING, __file__, 0, "%s", (text,), None)
+    log.handle(record)
+    return LINE_FORMAT.format(record)
 
 
 def install_excepthook(show: Callable[[str], None]) -> None:

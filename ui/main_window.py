@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QMainWindow, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from app import project as projects
 from app import quarantine
@@ -28,7 +28,7 @@ from ui.engine_host import EngineClient, ModelInfo
 from ui.errors import report
 from ui.local_api import LocalApi
 from ui.model_state import ModelState
-from ui.playback import Playback, default_sink
+from ui.playback import CLIP, Playback, default_sink, describe_output
 from ui.settings import Settings
 from ui.speak_session import SpeakSession
 from ui.transcriber import Transcriber
@@ -58,7 +58,7 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__()
         self.settings = settings or Settings()
-        self.dialogs = dialogs or Dialogs()
+        self.dialogs = dialogs or Dialogs(self.settings)
         self.library = library or VoiceLibrary()
         self.project = self._open_last_project()
         self.model = ModelState()
@@ -68,6 +68,10 @@ class MainWindow(QMainWindow):
         self._segment_generation = 0  # bumped per refresh: a late background result is dropped
         self._segmenting = False
         self._segmented.connect(self._apply_segments)
+        self._speak_when_loaded = False
+        self._closed = False
+        self._playing_index: int | None = None  # the segment under the playhead
+        self._playing_at = 0.0
 
         self.playback = Playback(
             sink if sink is not None else default_sink(self.settings.output_device), self
@@ -89,7 +93,7 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self._connect()
         self._load_project_into_views()
-        self.setWindowTitle("VoxDesk")
+        self._update_title()
         self.resize(1280, 800)
         geometry, state = self.settings.window_state()
         if geometry:
@@ -101,7 +105,14 @@ class MainWindow(QMainWindow):
     # --- construction -----------------------------------------------------------------------
     def _build_layout(self) -> None:
         splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self.voices)
+        # The voice panel scrolls rather than forcing the window taller than a small screen.
+        voices = QScrollArea()
+        voices.setWidget(self.voices)
+        voices.setWidgetResizable(True)
+        voices.setFrameShape(QFrame.Shape.NoFrame)
+        voices.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        voices.setMinimumWidth(self.voices.minimumSizeHint().width() + 16)
+        splitter.addWidget(voices)
         splitter.addWidget(self.script)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
@@ -134,6 +145,7 @@ class MainWindow(QMainWindow):
         host.deviceChanged.connect(self._device_changed)
         host.latentsEncoded.connect(self._store_latents)
         host.sharedChanged.connect(self.api.attach)
+        host.activity.connect(self._engine_activity)
         self.session.segmentChanged.connect(self._segment_changed)
         self.session.progressChanged.connect(self._progress_changed)
         self.session.runFinished.connect(self._run_finished)
@@ -145,9 +157,19 @@ class MainWindow(QMainWindow):
         self.script.table.regenerateRequested.connect(self.regenerate)
         self.script.table.settingsRequested.connect(self.actions.edit_segment_settings)
         self.script.table.playRequested.connect(self.play_segment)
+        self.script.table.detailsRequested.connect(self.show_failure_details)
+        self.script.table.keepSeedRequested.connect(self.keep_seed)
+        self.script.failure.fixClicked.connect(self.fix_failure)
+        self.script.fix_for = self._fix_for
+        self.script.pickVoiceForTag.connect(self.pick_voice_for_tag)
+        self.script.createVoiceForTag.connect(lambda name: self.voices.import_dialog(name))
+        self.transport.showFailedClicked.connect(self.show_failed)
         self.voices.voicesChanged.connect(self._voices_changed)
         self.voices.voiceRenamed.connect(self._voice_renamed)
         self.voices.playRequested.connect(self.play_audio)
+        self.voices.stopRequested.connect(self.playback.stop)
+        self.playback.playhead.connect(self._playhead_moved)
+        self.playback.stateChanged.connect(self._playback_state)
         self.voices.recordRequested.connect(self.actions.record_voice)
         self.voices.latentsCleared.connect(self._forget_prompts)
         self.transport.speakClicked.connect(self.speak)
@@ -155,7 +177,7 @@ class MainWindow(QMainWindow):
         self.transport.playPauseClicked.connect(self.play_pause)
         self.transport.exportClicked.connect(self.actions.export)
         self.playback.stateChanged.connect(self.transport.set_playing)
-        self.playback.error.connect(lambda m: self.dialogs.error(self, m))
+        self.playback.error.connect(self._playback_error)
         for keys, slot in (
             ("Ctrl+Return", self.speak),
             ("Ctrl+Enter", self.speak),
@@ -203,7 +225,12 @@ class MainWindow(QMainWindow):
         s = self.project.settings
         self.script.set_text(self.project.text)
         self.script.settings.set_values(
-            {"cfg_value": s.cfg_value, "inference_timesteps": s.inference_timesteps, "style": s.voice_design}
+            {
+                "cfg_value": s.cfg_value,
+                "inference_timesteps": s.inference_timesteps,
+                "style": s.voice_design,
+                "seed": s.seed,
+            }
         )
         self.script.set_normalize(s.normalize)
         self._voices_changed()
@@ -212,7 +239,18 @@ class MainWindow(QMainWindow):
         self.stop()
         self.project = project
         self._load_project_into_views()
+        self.set_modified(False)
         self.autosave()
+
+    def set_modified(self, modified: bool) -> None:
+        """Unsaved changes to the script file: ``*`` in the title until Ctrl+S."""
+        self.setWindowModified(modified)
+        self._update_title()
+
+    def _update_title(self) -> None:
+        path = self.project.path
+        name = path.name if path is not None else self.tr("Untitled script")
+        self.setWindowTitle(f"{name}[*] — VoxDesk")
 
     def autosave(self) -> None:
         try:
@@ -231,6 +269,8 @@ class MainWindow(QMainWindow):
         self._autosave_timer.start()
 
     def _script_changed(self) -> None:
+        if self.project.text != self.script.text():
+            self.set_modified(True)
         self.project.text = self.script.text()
         if len(self.project.text) > LARGE_SCRIPT:
             self._segment_in_background()
@@ -279,9 +319,11 @@ class MainWindow(QMainWindow):
                 voice_design=values["style"],
                 default_voice=self.script.default_voice(),
                 normalize=self.script.normalize.isChecked(),
+                seed=values["seed"],
             )
         except VoxDeskError as err:
             self.dialogs.error(self, str(err))
+        self.set_modified(True)
         self._refresh_segments()
         self._schedule_autosave()
 
@@ -308,13 +350,15 @@ class MainWindow(QMainWindow):
         if self.project.rules.problems:
             QTimer.singleShot(0, self.show_problems)
         self.script.table.set_rows([self._row(i) for i in range(len(self.session.segments))])
+        self.script.update_failure()
+        limits = self.model.info.limits if self.model.info is not None else None
+        self.voices.set_fit(limits, [(s.job.voice, s.job.text) for s in self.session.segments])
         if not self.session.busy():
-            segments = self.session.segments
-            done = sum(s.status == "done" for s in segments)
-            self._progress_changed(done / len(segments) if segments else 0.0, None)
+            self._progress_changed(0.0, None)
 
     def refresh_and_save(self) -> None:
         """After the pronunciation list or a segment's settings changed."""
+        self.set_modified(True)
         self._refresh_segments()
         self._schedule_autosave()
 
@@ -330,11 +374,82 @@ class MainWindow(QMainWindow):
             message=seg.message,
             custom=job.key in self.project.overrides,
             takes=seg.takes,
+            seed=seg.seed,
+            playing=index == self._playing_index,
+            position=self._playing_at if index == self._playing_index else None,
         )
 
     def _segment_changed(self, index: int) -> None:
         if index < len(self.session.segments):
             self.script.table.update_row(index, self._row(index))
+            if self.session.segments[index].status == "failed" or self.script.failure.row == index:
+                self.script.update_failure()
+
+    # --- failures ---------------------------------------------------------------------------
+    def show_failed(self) -> None:
+        """The "show" link of the run summary: select the first failed segment."""
+        failed = self.session.failed_indices()
+        if failed:
+            self.script.table.selectRow(failed[0])
+            self.script.table.scrollTo(self.script.table.model().index(failed[0], 0))
+            self.script.table.setFocus()
+            self.script.update_failure()
+
+    def failure_details(self, index: int) -> str:
+        seg = self.session.segments[index]
+        job = seg.job
+        lines = [
+            self.tr("Segment {0} · voice: {1}").format(index + 1, job.voice or self.tr("(model voice)")),
+            job.display_text,
+            "",
+            seg.message,
+        ]
+        if seg.detail:
+            from ui.errors import log_file
+
+            lines += ["", self.tr("Log ({0}):").format(log_file()), seg.detail]
+        return "\n".join(lines)
+
+    def _fix_for(self, index: int, message: str) -> str:
+        """The Fix a failed segment gets: a voice name that names no voice is fixed by picking
+        one (whatever language the message is in); a too-long voice by trimming it."""
+        from ui.views.failure_bar import fix_for
+
+        voice = self.session.segments[index].job.voice if index < len(self.session.segments) else None
+        if voice and self.library.find(voice) is None:
+            return "pick_voice"
+        return fix_for(message)
+
+    def show_failure_details(self, index: int) -> None:
+        if 0 <= index < len(self.session.segments) and self.session.segments[index].status == "failed":
+            self.dialogs.info(self, self.failure_details(index))
+
+    def fix_failure(self, index: int, fix: str) -> None:
+        """The failure strip's Fix button: trim the voice, or pick an existing one for the tag."""
+        if not 0 <= index < len(self.session.segments):
+            return
+        job = self.session.segments[index].job
+        if fix == "trim" and job.voice:
+            self.voices.select_name(job.voice)
+            self.voices.select_usable()
+            self.voices.waveform.setFocus()
+            self.statusBar().showMessage(
+                self.tr("Drag on the waveform to choose the part to keep, then press “Trim to selection”."),
+                10_000,
+            )
+        elif fix == "pick_voice" and job.voice:
+            self.pick_voice_for_tag(job.voice)
+
+    def pick_voice_for_tag(self, tag: str) -> None:
+        """Quick fix for an unknown ``[tag]``: choose an existing voice (no voices: import one)."""
+        names = [v.name for v in self.library.list()]
+        if not names:
+            self.voices.import_dialog(tag)
+            return
+        question = self.tr("Which voice should speak the lines tagged [{0}]?").format(tag)
+        name = self.dialogs.choose(self, question, names)
+        if name:
+            self.script.replace_tag(tag, name)
 
     # --- speaking ---------------------------------------------------------------------------
     def _build_job(self, job: projects.SegmentJob) -> tuple[str | None, Any, Any]:
@@ -364,7 +479,9 @@ class MainWindow(QMainWindow):
 
         voice = self._voice_index.get(name.casefold())
         if voice is None:
-            raise VoxDeskError(f"There is no voice named “{name}”. Import or record it, or fix the [tag].")
+            raise VoxDeskError(
+                self.tr("There is no voice named “{0}”. Import or record it, or fix the [tag].").format(name)
+            )
         key = f"{voice.id}:{voice.content_hash}"
         cache_key = (key, voice.transcript, self.model.model_id)
         if cache_key not in self._prompts:
@@ -400,14 +517,75 @@ class MainWindow(QMainWindow):
         self.script.flush()
         self.voices.flush()
         self._sync_segments()
-        if self.session.busy() or not self._can_speak():
+        if self.session.busy():
             return
         if not self.session.segments:
             self.dialogs.info(self, self.tr("There is nothing to speak yet. Type some text first."))
             return
-        self.transport.set_busy(True)
+        if self.model.state == "loading":  # start as soon as it is loaded; say so meanwhile
+            self._speak_when_loaded = True
+            self.transport.set_busy(True)
+            self.transport.set_busy_text(self.tr("Waiting for the model to load…"))
+            return
+        if not self._can_speak():
+            return
         self._index_voices()
+        if not self._fits_or_confirmed():
+            return
+        self.transport.set_busy(True)
+        self.transport.set_busy_text(self.tr("Preparing the voices…"))
         self.session.speak(self._build_job)
+
+    def fit_problems(self) -> list[tuple[Any, list[int], float]]:
+        """(voice, segment indices, usable seconds) for every voice that is too long for some of
+        the segments it is to speak (known from the model's positions before anything runs)."""
+        from app.voices.cloning import resolve_mode
+        from app.voices.fit import misfits, usable_seconds
+
+        limits = self.model.info.limits if self.model.info is not None else None
+        if limits is None:
+            return []
+        by_voice: dict[str, list[int]] = {}
+        for i, seg in enumerate(self.session.segments):
+            if seg.status != "done" and seg.job.voice:
+                by_voice.setdefault(seg.job.voice.casefold(), []).append(i)
+        problems = []
+        for name, rows in by_voice.items():
+            voice = self._voice_index.get(name)
+            if voice is None:
+                continue  # an unknown [tag]: marked in the editor, fails with its own reason
+            try:
+                mode = resolve_mode(voice, self.model.architecture)
+            except VoxDeskError:
+                continue
+            texts = [self.session.segments[i].job.text for i in rows]
+            bad = misfits(limits, texts, voice.duration, mode, voice.transcript)
+            if bad:
+                problems.append(
+                    (voice, [rows[b] for b in bad], usable_seconds(limits, texts, mode, voice.transcript))
+                )
+        return problems
+
+    def _fits_or_confirmed(self) -> bool:
+        """Warn before Speak when a segment cannot fit; "No" takes the user to the trim."""
+        from ui.views.segment_table import format_seconds
+
+        problems = self.fit_problems()
+        if not problems:
+            return True
+        voice, rows, usable = problems[0]
+        numbers = ", ".join(str(i + 1) for i in rows[:8]) + (" …" if len(rows) > 8 else "")
+        question = self.tr(
+            "Segments {0} cannot fit in this model with the voice “{1}”: its recording is {2}, and the "
+            "model can use up to {3} of it for them. They would fail or be cut short.\n\n"
+            "Speak anyway? Choose No to trim the voice first."
+        ).format(numbers, voice.name, format_seconds(voice.duration), format_seconds(max(0.0, usable)))
+        if self.dialogs.confirm(self, question):
+            return True
+        self.voices.select_name(voice.name)
+        self.voices.select_usable()
+        self.voices.waveform.setFocus()
+        return False
 
     def regenerate(self, index: int, new_seed: bool) -> None:
         self._sync_segments()
@@ -426,18 +604,38 @@ class MainWindow(QMainWindow):
         self.session.regenerate(index, self._build_job)
         self._schedule_autosave()
 
+    def keep_seed(self, index: int) -> None:
+        """Fix this segment's seed to the one of its current take (regenerating keeps the take)."""
+        if not 0 <= index < len(self.session.segments):
+            return
+        seg = self.session.segments[index]
+        if seg.seed is None:
+            self.dialogs.info(self, self.tr("This segment has no take yet: speak it first."))
+            return
+        over = self.project.overrides.get(seg.job.key, projects.SegmentOverride())
+        self.project.set_override(seg.job.key, replace(over, seed=seg.seed))
+        self.refresh_and_save()
+
     def stop(self) -> None:
+        self._speak_when_loaded = False
         self.session.stop()
         self.transport.set_busy(False)
+        self.transport.set_busy_text("")
 
     def _run_finished(self) -> None:
         self.transport.set_busy(False)
+        self.transport.set_busy_text("")
+        self._progress_changed(1.0, None)
+        c = self.session.counts()
+        if c.failed:
+            text = self.tr("Finished: {0} done, {1} failed").format(c.done, c.failed)
+        else:
+            text = self.tr("Finished: {0} done").format(c.done)
+        self.statusBar().showMessage(text, 15_000)
         self._schedule_autosave()
 
     def _progress_changed(self, fraction: float, eta: object) -> None:
-        done = sum(1 for s in self.session.segments if s.status == "done")
-        text = self.tr("{0} of {1} segments").format(done, len(self.session.segments))
-        self.transport.set_progress(fraction, eta if isinstance(eta, float) else None, text)
+        self.transport.set_counts(self.session.counts(), eta if isinstance(eta, float) else None)
 
     # --- playback ---------------------------------------------------------------------------
     def play_pause(self) -> None:
@@ -451,13 +649,39 @@ class MainWindow(QMainWindow):
                 self.playback.add(job.key, samples)
                 self.playback.finish(job.key)
 
-    def play_audio(self, samples: np.ndarray, sample_rate: int) -> None:
-        self.playback.play_clip(samples, sample_rate)
+    def play_audio(self, samples: np.ndarray, sample_rate: int, source: str = "") -> None:
+        self.voices.output_line.setText(describe_output(self.playback.sink))
+        self.playback.play_clip(samples, sample_rate, source)
 
     def play_segment(self, index: int) -> None:
         seg = self.session.segments[index]
         if seg.status == "done":
-            self.play_audio(seg.samples(), self.session.sample_rate)
+            self.play_audio(seg.samples(), self.session.sample_rate, f"segment:{index}")
+
+    def _playback_error(self, message: str) -> None:
+        self.voices.output_line.setText(describe_output(self.playback.sink))
+        self.dialogs.error(self, message)
+
+    def _playback_state(self, playing: bool) -> None:
+        voice_clip = self.playback.clip_source.startswith("voice:")
+        self.voices.set_playing(voice_clip and self.playback.playlist is not None)
+
+    def _playhead_moved(self, key: object, seconds: float) -> None:
+        """Draw the playhead: on the waveform for a voice, on the segment's row for speech."""
+        source = self.playback.clip_source
+        self.voices.show_playhead(source, seconds if key == CLIP else None)
+        index: int | None = None
+        if key == CLIP and source.startswith("segment:"):
+            index = int(source.split(":", 1)[1])
+        elif key is not None and key != CLIP:
+            index = next((i for i, s in enumerate(self.session.segments) if s.job.key == key), None)
+        before, self._playing_index = self._playing_index, index
+        self._playing_at = round(seconds, 3 if seconds < 0.05 else 1)
+        for i in {before, index} - {None}:
+            if i < len(self.session.segments):
+                self.script.table.update_row(i, self._row(i))
+        if self.playback.playlist is None:
+            self.voices.set_playing(False)
 
     def apply_output_device(self) -> None:
         """Settings changed: play through the newly chosen device from the next playback on."""
@@ -466,11 +690,13 @@ class MainWindow(QMainWindow):
         if isinstance(self.playback.sink, SoundDeviceSink):
             self.playback.stop()
             self.playback.sink = default_sink(self.settings.output_device)
+        self.voices.output_line.setText(describe_output(self.playback.sink))
 
     # --- engine -----------------------------------------------------------------------------
     def start(self) -> None:
         """After the window shows: load the configured model (or connect to the configured speech
         server), or open the model manager; start the Local API if it is switched on."""
+        self.voices.output_line.setText(describe_output(self.playback.sink))
         self.apply_local_api()
         if self.settings.backend == "server":
             self.model = ModelState(folder=None, state="loading")
@@ -521,6 +747,10 @@ class MainWindow(QMainWindow):
         }
         self.model.progress = (percent, stages.get(stage, stage))
         self._show_model_state()
+        if self._speak_when_loaded:
+            self.transport.set_busy_text(
+                self.tr("Waiting for the model to load ({0}%, {1})…").format(*self.model.progress)
+            )
 
     def _model_loaded(self, info: ModelInfo) -> None:
         self.model.set_info(info)
@@ -531,11 +761,29 @@ class MainWindow(QMainWindow):
         self._show_model_state()
         if self.project.settings.normalize:
             normalize.background.submit("1")  # its grammars load in the child while the user types
+        if self._speak_when_loaded:
+            self._speak_when_loaded = False
+            self.transport.set_busy(False)
+            self.speak()
 
     def _model_failed(self, message: str) -> None:
+        if self._speak_when_loaded:
+            self._speak_when_loaded = False
+            self.transport.set_busy(False)
+            self.transport.set_busy_text("")
         self.model.state = "failed"
         self._show_model_state()
         self.dialogs.error(self, message)
+
+    def _engine_activity(self, what: str) -> None:
+        """The busy line: what the engine does for this run right now."""
+        if not self.session.busy():
+            return
+        texts = {
+            "encoding": self.tr("Encoding the voice…"),
+            "generating": self.tr("Generating…"),
+        }
+        self.transport.set_busy_text(texts.get(what, what))
 
     def _device_changed(self, text: str) -> None:
         self.model.device = text
@@ -568,6 +816,10 @@ class MainWindow(QMainWindow):
 
     # --- closing ----------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        if self._closed:  # closed twice (e.g. close() and then the app's aboutToQuit)
+            super().closeEvent(event)
+            return
+        self._closed = True
         self.script.flush()
         self.voices.flush()
         self.session.stop()

@@ -23,6 +23,9 @@ class Playback(QObject):
 
     stateChanged = Signal(bool)  # playing (not paused, audio left to play)
     error = Signal(str)
+    # Where the listener is: (segment key or CLIP, seconds into it) while audio plays, (None, 0.0)
+    # in a gap, when paused at nothing, and when playback ends.
+    playhead = Signal(object, float)
 
     def __init__(self, sink: AudioSink, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -31,6 +34,8 @@ class Playback(QObject):
         self.paused = False
         self._available = True
         self._playing = False
+        self.clip_source = ""  # what the current clip is, e.g. "voice:<id>:<offset>" (see play_clip)
+        self._head: tuple[str | None, float] = (None, 0.0)
         self._timer = QTimer(self)
         self._timer.setInterval(PUMP_MS)
         self._timer.timeout.connect(self.pump)
@@ -70,10 +75,12 @@ class Playback(QObject):
         if self.playlist is not None:
             self.playlist.restart(key)
 
-    def play_clip(self, samples: np.ndarray, sample_rate: int) -> None:
-        """Play one piece of audio (a voice, a selection, a finished segment)."""
+    def play_clip(self, samples: np.ndarray, sample_rate: int, source: str = "") -> None:
+        """Play one piece of audio (a voice, a selection, a finished segment). ``source`` says
+        which, so the window can draw the playhead in the right place."""
         self._available = True  # the user asked for sound explicitly: report a failure again
         self.begin([CLIP], sample_rate)
+        self.clip_source = source
         self.add(CLIP, samples)
         self.finish(CLIP)
 
@@ -90,7 +97,9 @@ class Playback(QObject):
             self.playlist.stop()
             self.playlist = None
         self.paused = False
+        self.clip_source = ""
         self._update()
+        self._move_head(None, 0.0)
 
     def pump(self) -> None:
         playlist = self.playlist
@@ -98,10 +107,21 @@ class Playback(QObject):
             return
         if not self.paused:
             playlist.pump()
+        position = playlist.sink.position
+        key = playlist.segment_at(position)
+        span = playlist.span(key) if key is not None else None
+        offset = (position - span[0]) / max(1, playlist.sample_rate) if span else 0.0
         if playlist.done:
             self._timer.stop()
             self.playlist = None
+            key, offset = None, 0.0
         self._update()
+        self._move_head(key, offset)
+
+    def _move_head(self, key: str | None, seconds: float) -> None:
+        if (key, seconds) != self._head:
+            self._head = (key, seconds)
+            self.playhead.emit(key, seconds)
 
     @property
     def playing(self) -> bool:
@@ -111,6 +131,30 @@ class Playback(QObject):
         if self.playing != self._playing:
             self._playing = self.playing
             self.stateChanged.emit(self._playing)
+
+
+def describe_output(sink: AudioSink) -> str:
+    """One line naming where sound goes (or saying there is nowhere)."""
+    from PySide6.QtCore import QCoreApplication
+
+    from app.audio.player import SoundDeviceSink
+
+    output = QCoreApplication.translate("Playback", "Output: {0}")
+    if not isinstance(sink, SoundDeviceSink):  # e.g. the tests' and screenshots' capture sink
+        return output.format(getattr(sink, "description", type(sink).__name__))
+    from app.audio import devices
+
+    try:
+        sd = devices.sounddevice()
+        devices.check_device(sink.device, "output")
+        name = sd.query_devices(sink.device, kind="output")["name"]
+    except VoxDeskError:
+        return QCoreApplication.translate(
+            "Playback", "No audio output device: playback is off (export still works)."
+        )
+    except Exception:  # noqa: BLE001 - a driver oddity must not stop the window
+        return QCoreApplication.translate("Playback", "Output: the system default device")
+    return output.format(name)
 
 
 def default_sink(device: str | None) -> AudioSink:

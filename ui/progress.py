@@ -88,3 +88,34 @@ class BatchProgress:
             return None
         remaining = sum(self._expected(i, rate) - i.seconds for i in self._items.values())
         return max(0.0, remaining) / (produced / elapsed)
+
+
+@dataclass(frozen=True)
+class RunCounts:
+    """Where a script stands: finished segments (done or failed) apart from the remaining ones.
+
+    ``partial`` is the summed progress (0..1 each) of the segments still generating, so the bar
+    moves while a long segment is being made without ever counting it as finished.
+    """
+
+    total: int = 0
+    done: int = 0
+    failed: int = 0
+    partial: float = 0.0
+
+    @property
+    def remaining(self) -> int:
+        return self.total - self.done - self.failed
+
+    @property
+    def finished(self) -> int:
+        return self.done + self.failed
+
+    def fraction(self) -> float:
+        """The bar: what is finished (done + failed), plus the running segments' share."""
+        if not self.total:
+            return 0.0
+        return min(1.0, (self.finished + min(self.partial, self.remaining)) / self.total)
+
+    def failed_fraction(self) -> float:
+        return self.failed / self.total if self.total else 0.0

@@ -201,6 +201,14 @@ class Settings:
     def theme(self, value: str) -> None:
         self._set("ui/theme", value)
 
+    def last_folder(self, kind: str) -> Path | None:
+        """The folder a file dialog of this kind ("audio", "script") was last used in."""
+        value = self._get(f"folders/{kind}", "")
+        return Path(value) if value else None
+
+    def set_last_folder(self, kind: str, folder: Path) -> None:
+        self._set(f"folders/{kind}", str(folder))
+
     def window_state(self) -> tuple[bytes | None, bytes | None]:
         geometry, state = self._q.value("window/geometry"), self._q.value("window/state")
         return (bytes(geometry) if geometry else None, bytes(state) if state else None)

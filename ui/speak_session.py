@@ -19,11 +19,12 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
+from app.errors import VoxDeskError
 from app.project import Project, SegmentJob
 from ui.engine_host import EngineClient, Job
-from ui.errors import report
+from ui.errors import log_line, report
 from ui.playback import Playback
-from ui.progress import BatchProgress
+from ui.progress import BatchProgress, RunCounts
 
 _tags = itertools.count(1)
 REPAINT_MS = 50  # rows and progress are repainted at most this often
@@ -39,7 +40,8 @@ class SegmentAudio:
     file: Path | None = None  # finished audio in the project's cache
     seconds: float | None = None
     seed: int | None = None
-    message: str = ""
+    message: str = ""  # why it failed: one plain line
+    detail: str = ""  # the log line written when it failed
     tag: int | None = None
     takes: int = 1  # 2 or 3: the engine drew the segment again after a runaway (bad-case) take
 
@@ -81,6 +83,7 @@ class SpeakSession(QObject):
         self._reset_context = ""
         self.segments: list[SegmentAudio] = []
         self._by_tag: dict[int, int] = {}
+        self._starting: list[SegmentAudio] | None = None  # Speak pressed, jobs not yet submitted
         self._progress = BatchProgress()
         self._dirty: set[int] = set()
         self._repaint = QTimer(self)
@@ -102,17 +105,24 @@ class SpeakSession(QObject):
         generation running, or its audio in memory (same model only). Others take their stored
         result when it still matches; running ones that were edited away are cancelled."""
         self.project = project
+        starting, self._starting = self._starting is not None, None
         same_model = self._reset_context == self.context
         self._reset_context = self.context
+        # Matched without the seed: fixing a take's own seed ("keep this take's seed") keeps it.
         old = {
-            replace(s.job, index=0): s
+            replace(s.job, index=0, seed=None): s
             for s in self.segments
             if s.tag is not None or (same_model and s.status == "done" and s.chunks)
         }
         self._by_tag = {}
         segments: list[SegmentAudio] = []
         for job in project.jobs() if jobs is None else jobs:
-            seg = old.pop(replace(job, index=0), None)
+            key = replace(job, index=0, seed=None)
+            seg = old.get(key)
+            same = seg is not None and (
+                job.seed == seg.job.seed or (seg.tag is None and job.seed in (None, seg.seed))
+            )
+            seg = old.pop(key) if same else None
             if seg is not None:
                 seg.job = job
                 if seg.tag is not None:
@@ -123,6 +133,8 @@ class SpeakSession(QObject):
                 if res.status == "done" and res.audio_file:
                     seg.status, seg.file = "done", Path(res.audio_file)
                     seg.seconds, seg.seed = res.duration, res.seed
+                elif res.status == "failed":  # a failure is still a failure after a restart
+                    seg.status, seg.message = "failed", res.error
             segments.append(seg)
         self.segments = segments
         gone = [s for s in old.values() if s.tag is not None]
@@ -130,16 +142,19 @@ class SpeakSession(QObject):
             self.client.cancel([s.tag for s in gone])
             for seg in gone:
                 self.playback.fail(seg.job.key)  # the playlist must not wait for it
-        if not self._by_tag and gone:
+        if not self._by_tag and (gone or starting):
             self.flush()
             self.runFinished.emit()
 
     def busy(self) -> bool:
-        return bool(self._by_tag)
+        return bool(self._by_tag) or self._starting is not None
 
     # --- commands ---------------------------------------------------------------------------
     def speak(self, build: Builder) -> None:
-        """Play the whole script: finished segments from the cache, all others generated at once."""
+        """Play the whole script: finished segments from the cache, all others generated at once.
+
+        The rows turn Queued at once; the voices are read and the jobs submitted on the next turn
+        of the event loop, so the window shows that Speak was pressed before any work starts."""
         if not self.segments:
             return
         self._progress = BatchProgress()
@@ -151,7 +166,24 @@ class SpeakSession(QObject):
                 self.playback.finish(seg.job.key)
             else:
                 todo.append(index)
-        self._generate(todo, build)
+                seg.status, seg.message = "queued", ""
+                self._touch(index)
+        self.flush()
+        if not todo:
+            self.runFinished.emit()
+            return
+        self._starting = segments = self.segments
+        QTimer.singleShot(0, lambda: self._start(segments, todo, build))
+
+    def _start(self, segments: list[SegmentAudio], todo: list[int], build: Builder) -> None:
+        if self._starting is not segments:  # stopped, or the script changed meanwhile
+            return
+        self._starting = None
+        todo = [i for i in todo if segments[i].status == "queued"]
+        if todo:
+            self._generate(todo, build)
+        else:
+            self.runFinished.emit()
 
     def regenerate(self, index: int, build: Builder) -> None:
         """Generate one segment again (its job says which seed); plays it when nothing else runs."""
@@ -174,11 +206,15 @@ class SpeakSession(QObject):
             seg.tag = next(_tags)
             seg.status, seg.chunks, seg.message, seg.file, seg.seconds = "queued", [], "", None, None
             seg.takes = 1
+            seg.detail = ""
             self._by_tag[seg.tag] = index
             self._progress.add(seg.tag, seg.job.text)
             try:
                 voice, prompt, make = build(seg.job)
-            except Exception as exc:  # noqa: BLE001 - e.g. a voice tag naming no voice
+            except VoxDeskError as exc:  # e.g. a voice tag naming no voice: logged by _fail
+                failures.append((seg.tag, str(exc)))
+                continue
+            except Exception as exc:  # noqa: BLE001
                 failures.append((seg.tag, report(exc, "preparing a segment")))
                 continue
             jobs.append(Job(seg.tag, voice, prompt, make))
@@ -192,6 +228,12 @@ class SpeakSession(QObject):
     def stop(self) -> None:
         """Cancel everything still generating and stop playback."""
         tags = list(self._by_tag)
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            for index, seg in enumerate(self.segments):
+                if seg.status == "queued" and seg.tag is None:
+                    seg.status = "cancelled"
+                    self._touch(index)
         if tags:
             self.client.cancel(tags)
         for tag in tags:
@@ -201,13 +243,23 @@ class SpeakSession(QObject):
             self._touch(index)
         self.playback.stop()
         self.flush()
-        if tags:
+        if tags or starting is not None:
             self.runFinished.emit()
 
     # --- queries ----------------------------------------------------------------------------
     def fraction(self, index: int) -> float:
         seg = self.segments[index]
         return self._progress.fraction(seg.tag) if seg.tag is not None else float(seg.status == "done")
+
+    def counts(self) -> RunCounts:
+        """Done, failed and remaining segments of the script, counted apart."""
+        done = sum(s.status == "done" for s in self.segments)
+        failed = sum(s.status == "failed" for s in self.segments)
+        partial = sum(self.fraction(i) for i, s in enumerate(self.segments) if s.tag is not None)
+        return RunCounts(len(self.segments), done, failed, partial)
+
+    def failed_indices(self) -> list[int]:
+        return [i for i, s in enumerate(self.segments) if s.status == "failed"]
 
     def finished_audio(self) -> list[tuple[SegmentJob, np.ndarray]]:
         """(job, samples) of every finished segment, in script order."""
@@ -290,8 +342,12 @@ class SpeakSession(QObject):
         index = self._by_tag.pop(tag)
         seg = self.segments[index]
         seg.status, seg.message, seg.tag = "failed", message, None
+        seg.detail = log_line(message, f"segment {index + 1} ({seg.job.voice or 'model voice'}) failed")
         self._progress.done(tag)
         self.playback.fail(seg.job.key)
+        if self.project is not None:  # recorded, so the row still says Failed after a restart
+            self.project.mark(seg.job, "failed", self.context, error=message)
+            self.stored.emit()
         self._after_event(index)
 
     def _after_event(self, index: int) -> None:

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QUrl
+from PySide6.QtCore import QObject, Qt, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
-from PySide6.QtWidgets import QApplication, QDialog, QMenu, QStyle
+from PySide6.QtWidgets import QApplication, QDialog, QMenu, QPushButton, QStyle
 
 from app import project as projects
 from app.errors import VoxDeskError
@@ -29,6 +29,8 @@ class WindowActions(QObject):
         super().__init__(window)
         self.w = window
         self.dialog: QDialog | None = None
+        self.open_folder: QPushButton | None = None  # shown after an export
+        self.exported_to: Path | None = None
         self._build_menus()
 
     # --- menus ------------------------------------------------------------------------------
@@ -51,23 +53,37 @@ class WindowActions(QObject):
         self.w.addAction(action)  # shortcuts work even while the menu bar is hidden (e.g. a native one)
         return action
 
+    def _menu_only(
+        self, menu: QMenu, text: str, slot: Callable[[], object], keys: str, icon: QStyle.StandardPixmap
+    ) -> QAction:
+        """A menu entry that shows a shortcut the window already handles (its QShortcut acts,
+        so the key works the same with the menu bar hidden and never fires twice)."""
+        action = QAction(self.w.style().standardIcon(icon), text, self.w)
+        action.setShortcut(QKeySequence(keys))
+        action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        action.triggered.connect(lambda _checked=False: slot())
+        menu.addAction(action)
+        return action
+
     def _build_menus(self) -> None:
         bar = self.w.menuBar()
         sp = QStyle.StandardPixmap
         file = bar.addMenu(self.tr("&File"))
         self._action(file, self.tr("New script"), self.new_script, None, sp.SP_FileIcon)
         self._action(file, self.tr("Open script…"), self.open_script, "Ctrl+O", sp.SP_DialogOpenButton)
-        self._action(
-            file, self.tr("Save script as…"), self.save_script_as, "Ctrl+Shift+S", sp.SP_DialogSaveButton
-        )
+        self._action(file, self.tr("Save script"), self.save_script, "Ctrl+S", sp.SP_DialogSaveButton)
+        self._action(file, self.tr("Save script as…"), self.save_script_as, "Ctrl+Shift+S", None)
         file.addSeparator()
-        export = QAction(self.tr("Export audio…"), self.w)
-        export.setIcon(self.w.style().standardIcon(sp.SP_DriveHDIcon))
-        export.setToolTip("Ctrl+E")
-        export.triggered.connect(lambda _c=False: self.export())
-        file.addAction(export)
+        self._menu_only(file, self.tr("Export audio…"), self.export, "Ctrl+E", sp.SP_DriveHDIcon)
         file.addSeparator()
         self._action(file, self.tr("Quit"), self.w.close, "Ctrl+Q")
+        speech = bar.addMenu(self.tr("&Speech"))
+        for text, slot, keys, icon in (
+            (self.tr("Speak"), self.w.speak, "Ctrl+Return", sp.SP_MediaSeekForward),
+            (self.tr("Stop"), self.w.stop, "Esc", sp.SP_MediaStop),
+            (self.tr("Play / pause"), self.w.play_pause, "Space", sp.SP_MediaPlay),
+        ):
+            self._menu_only(speech, text, slot, keys, icon)
         voices = bar.addMenu(self.tr("&Voices"))
         self._action(voices, self.tr("Record a voice…"), self.record_voice, "Ctrl+R", sp.SP_MediaVolume)
         self._action(
@@ -121,16 +137,30 @@ class WindowActions(QObject):
             repairs = "; ".join(project.problems)
             self.w.dialogs.error(self.w, f"{path.name} was opened with repairs: {repairs}.")
 
-    def save_script_as(self) -> None:
-        suggested = self.w.project.path or self.w.settings.output_dir / f"script{projects.SUFFIX}"
-        path = self.w.dialogs.save_path(self.w, self.tr("Save script"), suggested, "VoxDesk (*.voxdesk)")
-        if path is None:
+    def save_script(self) -> None:
+        """Ctrl+S: save to the script's file; the first time, ask where (as Save as…)."""
+        if self.w.project.path is None:
+            self.save_script_as()
             return
+        self._save_to(self.w.project.path)
+
+    def save_script_as(self) -> None:
+        suggested = self.w.project.path or self.w.dialogs.start_folder("script") / f"script{projects.SUFFIX}"
+        path = self.w.dialogs.save_path(self.w, self.tr("Save script"), suggested, "VoxDesk (*.voxdesk)")
+        if path is not None:
+            self._save_to(path)
+
+    def _save_to(self, path: Path) -> None:
+        self.w.script.flush()
         try:
-            self.w.project.save(path)
+            saved = self.w.project.save(path)
             self.w.autosave()
         except Exception as exc:  # noqa: BLE001
             self.w.dialogs.error(self.w, report(exc, "saving the script"))
+            return
+        self.w.set_modified(False)
+        self.w.settings.set_last_folder("script", saved.parent)
+        self.w.statusBar().showMessage(self.tr("Saved {0}").format(saved), 5000)
 
     # --- export -----------------------------------------------------------------------------
     def export(self) -> None:
@@ -143,26 +173,39 @@ class WindowActions(QObject):
             gap_ms=int(self.w.project.settings.gap_seconds * 1000),
         )
         dialog = ExportDialog(defaults, self.w.dialogs, self.w)
-        self._show(dialog, lambda: self.run_export(dialog.options()))
+        # The dialog closes only when the export worked: after an error (or a "no" to a question)
+        # it stays open with the user's choices, to change the folder or name and try again.
+        dialog.export = lambda: self._export(dialog.options())[0]
+        self._show(dialog, lambda: None)
 
     def run_export(self, options: ExportOptions) -> list[Path]:
         """Write what ``options`` asks for; asks before replacing files. Returns the files written."""
+        return self._export(options)[1]
+
+    def _export(self, options: ExportOptions) -> tuple[bool, list[Path]]:
+        """(whether it all worked, the files written)."""
         from app import export
 
         finished = self.w.session.finished_audio()
         total = len(self.w.session.segments)
         if len(finished) < total:
-            question = self.tr("{0} of {1} segments are not generated yet. Export the finished ones?").format(
-                total - len(finished), total
-            )
+            failed = self.w.session.failed_indices()
+            missing = total - len(finished) - len(failed)
+            parts = []
+            if failed:
+                numbers = ", ".join(str(i + 1) for i in failed[:10]) + (" …" if len(failed) > 10 else "")
+                parts.append(self.tr("{0} of {1} segments failed ({2}).").format(len(failed), total, numbers))
+            if missing:
+                parts.append(self.tr("{0} of {1} segments are not generated yet.").format(missing, total))
+            question = " ".join(parts) + " " + self.tr("Export the {0} finished ones?").format(len(finished))
             if not self.w.dialogs.confirm(self.w, question):
-                return []
+                return False, []
         clips = [export.Clip(job.display_text, samples) for job, samples in finished]
         existing = [p for p in options.targets(len(clips)) if p.exists()]
         if existing:
             names = ", ".join(p.name for p in existing[:3]) + (" …" if len(existing) > 3 else "")
             if not self.w.dialogs.confirm(self.w, self.tr("Replace the existing files? ({0})").format(names)):
-                return []
+                return False, []
         rate, gap = self.w.session.sample_rate, options.gap_ms / 1000
         written: list[Path] = []
         try:
@@ -178,14 +221,30 @@ class WindowActions(QObject):
                 )
         except Exception as exc:  # noqa: BLE001
             self.w.dialogs.error(self.w, report(exc, "exporting"))
-            return written
+            return False, written
         self.w.settings.output_dir = options.path.parent
         self.w.project.with_settings(gap_seconds=gap)
         self.w.autosave()
         self.w.statusBar().showMessage(
-            self.tr("Exported {0} file(s) to {1}").format(len(written), options.path.parent), 8000
+            self.tr("Exported {0} file(s) to {1}").format(len(written), options.path.parent), 30_000
         )
-        return written
+        self._offer_open_folder(options.path.parent)
+        return True, written
+
+    def _offer_open_folder(self, folder: Path) -> None:
+        """An "Open folder" button in the status bar after an export (until the next one)."""
+        if self.open_folder is None:
+            self.open_folder = QPushButton(self.tr("Open folder"))
+            self.open_folder.setFlat(True)
+            self.w.statusBar().addPermanentWidget(self.open_folder)
+            self.open_folder.clicked.connect(lambda: self.open_path(self.exported_to))
+        self.exported_to = folder
+        self.open_folder.setToolTip(str(folder))
+        self.open_folder.show()
+
+    def open_path(self, folder: Path | None) -> None:
+        if folder is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
     # --- voices -----------------------------------------------------------------------------
     def record_voice(self) -> None:
@@ -234,7 +293,8 @@ class WindowActions(QObject):
                 "inference_timesteps": over.inference_timesteps or s.inference_timesteps,
                 "style": over.voice_design if over.voice_design is not None else s.voice_design,
             }
-        dialog = SegmentSettingsDialog(script_values, own, over.seed, self.w)
+        take = self.w.session.segments[row].seed
+        dialog = SegmentSettingsDialog(script_values, own, over.seed, self.w, take_seed=take)
         self._show(dialog, lambda: self._set_override(job.key, *dialog.result_values()))
 
     def _set_override(self, key: str, own: dict | None, seed: int | None) -> None:

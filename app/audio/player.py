@@ -320,6 +320,11 @@ class Playlist:
                 return key
         return None
 
+    def span(self, key: str) -> tuple[int, int] | None:
+        """Where segment ``key`` lies in the stream, ``(start, end)`` samples; None before it starts."""
+        span = self._spans.get(key)
+        return (span[0], span[1]) if span else None
+
     @property
     def playing(self) -> str | None:
         """The segment being heard now (for highlighting the row)."""

@@ -62,6 +62,14 @@ def split_script(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Segment]
     return segments
 
 
+def tag_span(line: str) -> tuple[int, int, str] | None:
+    """Where a line's ``[Voice]`` tag is: ``(start, end, name)`` with ``end`` after the ``]``."""
+    match = _TAG.match(line)
+    if match is None or not match.group(1).strip():
+        return None
+    return match.start(1) - 1, match.end(), match.group(1).strip()
+
+
 def parse_tag(line: str) -> tuple[str | None, str]:
     """``"[Alice] Hi"`` → ``("Alice", " Hi")``; a line without a tag → ``(None, line)``."""
     match = _TAG.match(line)

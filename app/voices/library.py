@@ -148,6 +148,11 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def _seconds(value: float) -> str:
+    """A length as people read it: "0.15 s", never "0.0 s"."""
+    return f"{value * 1000:.0f} ms" if value < 0.05 else f"{value:.2f} s".replace(".00 s", " s")
+
+
 def _hash_samples(samples: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(samples, dtype=np.float32).tobytes()).hexdigest()
 
@@ -364,9 +369,14 @@ class VoiceLibrary:
             raise _too_long(seconds, max_seconds)
         from app.audio.io import SILENCE_PEAK, write_audio
 
-        if seconds < MIN_SECONDS or float(np.max(np.abs(samples))) < SILENCE_PEAK:
+        if len(samples) == 0:
+            raise VoxDeskError("That audio is empty. Use a recording of a few seconds of speech.")
+        if float(np.max(np.abs(samples))) < SILENCE_PEAK:
+            raise VoxDeskError("That audio is silent. Use a recording in which someone speaks.")
+        if seconds < MIN_SECONDS:
             raise VoxDeskError(
-                "That audio is empty or silent. Use a recording of at least a few seconds of speech."
+                f"That audio is too short ({_seconds(seconds)}). Use a recording of at least "
+                f"{_seconds(MIN_SECONDS)} of speech; 3–10 s is best."
             )
         if not np.all(np.isfinite(samples)):
             raise VoxDeskError("That audio contains invalid samples. Export it again from your audio editor.")

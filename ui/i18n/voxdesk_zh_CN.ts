@@ -4,198 +4,408 @@
 <context>
     <name>Dialogs</name>
     <message>
-        <location filename="../dialogs.py" line="21" />
-        <location filename="../dialogs.py" line="24" />
-        <location filename="../dialogs.py" line="27" />
+        <location filename="../dialogs.py" line="51"/>
+        <location filename="../dialogs.py" line="54"/>
+        <location filename="../dialogs.py" line="57"/>
+        <location filename="../dialogs.py" line="90"/>
         <source>VoxDesk</source>
         <translation>VoxDesk</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="33" />
+        <location filename="../dialogs.py" line="63"/>
         <source>Import a voice</source>
         <translation>导入声音</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="35" />
+        <location filename="../dialogs.py" line="65"/>
         <source>Audio (*.wav *.flac *.mp3 *.ogg *.m4a *.aiff *.aif)</source>
         <translation>音频 (*.wav *.flac *.mp3 *.ogg *.m4a *.aiff *.aif)</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="41" />
+        <location filename="../dialogs.py" line="72"/>
         <source>Open a script</source>
         <translation>打开脚本</translation>
     </message>
 </context>
 <context>
+    <name>EngineSourceBox</name>
+    <message>
+        <location filename="../views/api_settings.py" line="26"/>
+        <source>Speech engine</source>
+        <translation>语音引擎</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="28"/>
+        <source>This computer</source>
+        <translation>本机</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="29"/>
+        <source>A speech server</source>
+        <translation>语音服务器</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="35"/>
+        <source>API key (if the server needs one)</source>
+        <translation>API 密钥（如服务器需要）</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="37"/>
+        <source>Engine:</source>
+        <translation>引擎：</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="38"/>
+        <source>Server address:</source>
+        <translation>服务器地址：</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="39"/>
+        <source>Server key:</source>
+        <translation>服务器密钥：</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="52"/>
+        <source>Give the speech server&apos;s address, like http://192.168.1.20:8000.</source>
+        <translation>请填写语音服务器的地址，例如 http://192.168.1.20:8000。</translation>
+    </message>
+</context>
+<context>
     <name>ExportDialog</name>
     <message>
-        <location filename="../views/export_dialog.py" line="59" />
+        <location filename="../views/export_dialog.py" line="61"/>
         <source>Export</source>
         <translation>导出</translation>
     </message>
     <message>
-        <location filename="../views/export_dialog.py" line="62" />
+        <location filename="../views/export_dialog.py" line="64"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../views/export_dialog.py" line="71" />
+        <location filename="../views/export_dialog.py" line="73"/>
         <source>One merged audio file</source>
         <translation>合并为一个音频文件</translation>
     </message>
     <message>
-        <location filename="../views/export_dialog.py" line="73" />
+        <location filename="../views/export_dialog.py" line="75"/>
         <source>One file per segment (in a “_segments” folder)</source>
         <translation>每个片段一个文件（放在“_segments”文件夹中）</translation>
     </message>
     <message>
-        <location filename="../views/export_dialog.py" line="75" />
+        <location filename="../views/export_dialog.py" line="77"/>
         <source>Subtitles (SRT) matching the merged file</source>
         <translation>与合并文件对应的字幕（SRT）</translation>
     </message>
     <message>
-        <location filename="../views/export_dialog.py" line="83" />
+        <location filename="../views/export_dialog.py" line="85"/>
         <source>File:</source>
         <translation>文件：</translation>
     </message>
     <message>
-        <location filename="../views/export_dialog.py" line="84" />
+        <location filename="../views/export_dialog.py" line="86"/>
         <source>Format:</source>
         <translation>格式：</translation>
     </message>
     <message>
-        <location filename="../views/export_dialog.py" line="88" />
+        <location filename="../views/export_dialog.py" line="90"/>
         <source>Silence between segments:</source>
         <translation>片段间静音：</translation>
     </message>
     <message>
-        <location filename="../views/export_dialog.py" line="96" />
+        <location filename="../views/export_dialog.py" line="103"/>
         <source>Export to</source>
         <translation>导出到</translation>
     </message>
 </context>
 <context>
+    <name>FailureBar</name>
+    <message>
+        <location filename="../views/failure_bar.py" line="58"/>
+        <source>Details…</source>
+        <translation>详情…</translation>
+    </message>
+    <message>
+        <location filename="../views/failure_bar.py" line="59"/>
+        <source>Regenerate</source>
+        <translation>重新生成</translation>
+    </message>
+    <message>
+        <location filename="../views/failure_bar.py" line="61"/>
+        <source>Trim the voice…</source>
+        <translation>裁剪声音…</translation>
+    </message>
+    <message>
+        <location filename="../views/failure_bar.py" line="61"/>
+        <source>Pick a voice…</source>
+        <translation>选择声音…</translation>
+    </message>
+    <message>
+        <location filename="../views/failure_bar.py" line="66"/>
+        <source>Segment {0} failed: {1}</source>
+        <translation>片段 {0} 失败：{1}</translation>
+    </message>
+</context>
+<context>
     <name>GenerationForm</name>
     <message>
-        <location filename="../views/generation_form.py" line="43" />
+        <location filename="../views/generation_form.py" line="44"/>
         <source>How closely the voice follows the prompt and text (default 2.0)</source>
         <translation>声音贴合提示与文本的程度（默认 2.0）</translation>
     </message>
     <message>
-        <location filename="../views/generation_form.py" line="46" />
+        <location filename="../views/generation_form.py" line="47"/>
         <source>More steps: slightly better audio, slower (default 10)</source>
         <translation>步数越多音质略好、速度越慢（默认 10）</translation>
     </message>
     <message>
-        <location filename="../views/generation_form.py" line="48" />
+        <location filename="../views/generation_form.py" line="49"/>
         <source>VoxCPM2 voice design, e.g. a calm, warm narrator</source>
         <translation>VoxCPM2 声音设计，例如：沉稳温暖的旁白</translation>
     </message>
     <message>
-        <location filename="../views/generation_form.py" line="50" />
+        <location filename="../views/generation_form.py" line="51"/>
         <source>VoxCPM2 only: describe the voice or manner; it is ignored by older models</source>
         <translation>仅 VoxCPM2：描述音色或说话方式；旧模型会忽略</translation>
     </message>
     <message>
-        <location filename="../views/generation_form.py" line="52" />
+        <location filename="../views/generation_form.py" line="55"/>
+        <source>random</source>
+        <translation>随机</translation>
+    </message>
+    <message>
+        <location filename="../views/generation_form.py" line="57"/>
+        <source>Lock one seed for the whole script (same input, same audio), or leave it random</source>
+        <translation>为整个脚本固定一个种子（相同输入得到相同音频），或保持随机</translation>
+    </message>
+    <message>
+        <location filename="../views/generation_form.py" line="59"/>
         <source>Guidance (CFG):</source>
         <translation>引导强度（CFG）：</translation>
     </message>
     <message>
-        <location filename="../views/generation_form.py" line="52" />
+        <location filename="../views/generation_form.py" line="59"/>
         <source>Quality steps:</source>
         <translation>质量步数：</translation>
     </message>
     <message>
-        <location filename="../views/generation_form.py" line="52" />
+        <location filename="../views/generation_form.py" line="62"/>
+        <source>Seed:</source>
+        <translation>种子：</translation>
+    </message>
+    <message>
+        <location filename="../views/generation_form.py" line="63"/>
         <source>Voice design:</source>
         <translation>声音设计：</translation>
     </message>
 </context>
 <context>
+    <name>LocalApiBox</name>
+    <message>
+        <location filename="../views/api_settings.py" line="65"/>
+        <source>Local API</source>
+        <translation>本地 API</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="67"/>
+        <source>Let programs on this computer speak through VoxDesk</source>
+        <translation>允许本机上的程序通过 VoxDesk 朗读</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="73"/>
+        <source>optional</source>
+        <translation>可选</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="76"/>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="84"/>
+        <source>Port:</source>
+        <translation>端口：</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="85"/>
+        <source>API key:</source>
+        <translation>API 密钥：</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="86"/>
+        <source>Address:</source>
+        <translation>地址：</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="87"/>
+        <source>Requests served:</source>
+        <translation>已处理请求：</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="96"/>
+        <source>(not running)</source>
+        <translation>（未运行）</translation>
+    </message>
+</context>
+<context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="239" />
+        <location filename="../main_window.py" line="286"/>
+        <location filename="../main_window.py" line="317"/>
         <source>(model voice)</source>
         <translation>（模型自带声音）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="299" />
+        <location filename="../main_window.py" line="419"/>
         <source>The model is not loaded yet. Wait for it to finish, or choose one in Models.</source>
         <translation>模型尚未加载。请等待加载完成，或在“模型”中选择一个。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="310" />
+        <location filename="../main_window.py" line="430"/>
         <source>There is nothing to speak yet. Type some text first.</source>
         <translation>还没有可朗读的内容。请先输入文字。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="342" />
-        <source>{0} of {1} segments</source>
-        <translation>{0} / {1} 个片段</translation>
+        <location filename="../main_window.py" line="215"/>
+        <source>Untitled script</source>
+        <translation>未命名脚本</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="393" />
+        <location filename="../main_window.py" line="317"/>
+        <source>Segment {0} · voice: {1}</source>
+        <translation>片段 {0} · 声音：{1}</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="325"/>
+        <source>Log ({0}):</source>
+        <translation>日志（{0}）：</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="352"/>
+        <source>Drag on the waveform to choose the part to keep, then press “Trim to selection”.</source>
+        <translation>在波形上拖动选择要保留的部分，然后点击“裁剪到选区”。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="364"/>
+        <source>Which voice should speak the lines tagged [{0}]?</source>
+        <translation>标记为 [{0}] 的行应由哪个声音朗读？</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="395"/>
+        <source>There is no voice named “{0}”. Import or record it, or fix the [tag].</source>
+        <translation>没有名为“{0}”的声音。请导入或录制它，或修改 [标记]。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="435"/>
+        <source>Waiting for the model to load…</source>
+        <translation>正在等待模型加载…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="443"/>
+        <source>Preparing the voices…</source>
+        <translation>正在准备声音…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="486"/>
+        <source>Segments {0} cannot fit in this model with the voice “{1}”: its recording is {2}, and the model can use up to {3} of it for them. They would fail or be cut short.
+
+Speak anyway? Choose No to trim the voice first.</source>
+        <translation>使用声音“{1}”时，片段 {0} 超出了此模型的容量：录音长 {2}，而对这些片段模型最多只能使用 {3}。它们会失败或被截断。
+
+仍要朗读吗？选择“否”先裁剪声音。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="519"/>
+        <source>This segment has no take yet: speak it first.</source>
+        <translation>此片段还没有生成结果：请先朗读。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="537"/>
+        <source>Finished: {0} done, {1} failed</source>
+        <translation>已结束：{0} 个完成，{1} 个失败</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="539"/>
+        <source>Finished: {0} done</source>
+        <translation>已结束：{0} 个完成</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="648"/>
         <source>starting</source>
         <translation>正在启动</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="394" />
+        <location filename="../main_window.py" line="649"/>
         <source>loading the model</source>
         <translation>正在加载模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="395" />
+        <location filename="../main_window.py" line="650"/>
         <source>reserving memory</source>
         <translation>正在分配内存</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="396" />
+        <location filename="../main_window.py" line="651"/>
         <source>preparing the GPU</source>
         <translation>正在准备 GPU</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="397" />
+        <location filename="../main_window.py" line="652"/>
         <source>ready</source>
         <translation>就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="433" />
+        <location filename="../main_window.py" line="658"/>
+        <source>Waiting for the model to load ({0}%, {1})…</source>
+        <translation>正在等待模型加载（{0}%，{1}）…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="687"/>
+        <source>Encoding the voice…</source>
+        <translation>正在编码声音…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="688"/>
+        <source>Generating…</source>
+        <translation>正在生成…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="710"/>
         <source>Device: not loaded</source>
         <translation>设备：未加载</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="434" />
+        <location filename="../main_window.py" line="711"/>
         <source>Model: {0}</source>
         <translation>模型：{0}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="434" />
+        <location filename="../main_window.py" line="711"/>
         <source>No model</source>
         <translation>无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="436" />
+        <location filename="../main_window.py" line="713"/>
         <source>Engine: no model</source>
         <translation>引擎：无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="437" />
+        <location filename="../main_window.py" line="714"/>
         <source>Engine: loading {0}% ({1})</source>
         <translation>引擎：加载中 {0}%（{1}）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="438" />
+        <location filename="../main_window.py" line="715"/>
         <source>Engine: ready</source>
         <translation>引擎：就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="439" />
+        <location filename="../main_window.py" line="716"/>
         <source>Engine: generating</source>
         <translation>引擎：生成中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="440" />
+        <location filename="../main_window.py" line="717"/>
         <source>Engine: model failed to load</source>
         <translation>引擎：模型加载失败</translation>
     </message>
@@ -203,170 +413,208 @@
 <context>
     <name>ModelManager</name>
     <message>
-        <location filename="../views/model_manager.py" line="77" />
+        <location filename="../views/model_manager.py" line="72"/>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="73"/>
+        <source>{0} free on this drive</source>
+        <translation>此磁盘剩余 {0}</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="87"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="86" />
+        <location filename="../views/model_manager.py" line="96"/>
         <source>VoxDesk needs a speech model before it can speak. Download one below (only this download uses the internet), or choose a folder that already holds a model.</source>
         <translation>VoxDesk 需要语音模型才能朗读。请在下方下载一个（只有这次下载会联网），或选择已包含模型的文件夹。</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="98" />
+        <location filename="../views/model_manager.py" line="108"/>
         <source>Hugging Face (huggingface.co)</source>
         <translation>Hugging Face（huggingface.co）</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="99" />
+        <location filename="../views/model_manager.py" line="109"/>
         <source>Hugging Face mirror</source>
         <translation>Hugging Face 镜像</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="100" />
+        <location filename="../views/model_manager.py" line="110"/>
         <source>ModelScope (modelscope.cn)</source>
         <translation>魔搭 ModelScope（modelscope.cn）</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="110" />
+        <location filename="../views/model_manager.py" line="124"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="112" />
+        <location filename="../views/model_manager.py" line="126"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="115" />
+        <location filename="../views/model_manager.py" line="129"/>
         <source>Use this model</source>
         <translation>使用此模型</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="117" />
+        <location filename="../views/model_manager.py" line="131"/>
         <source>Use a folder…</source>
         <translation>使用文件夹…</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="118" />
+        <location filename="../views/model_manager.py" line="132"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="121" />
+        <location filename="../views/model_manager.py" line="135"/>
         <source>Download from:</source>
         <translation>下载来源：</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="122" />
+        <location filename="../views/model_manager.py" line="136"/>
         <source>Mirror address:</source>
         <translation>镜像地址：</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="123" />
+        <location filename="../views/model_manager.py" line="137"/>
         <source>Saved in:</source>
         <translation>保存位置：</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="165" />
+        <location filename="../views/model_manager.py" line="138"/>
+        <source>Free space:</source>
+        <translation>可用空间：</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="180"/>
         <source>not downloaded</source>
         <translation>未下载</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="167" />
+        <location filename="../views/model_manager.py" line="182"/>
         <source>installed</source>
         <translation>已安装</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="168" />
+        <location filename="../views/model_manager.py" line="183"/>
         <source>partly downloaded: Download resumes it</source>
         <translation>部分下载：点击下载可继续</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="201" />
+        <location filename="../views/model_manager.py" line="188"/>
+        <source> · {0} to download</source>
+        <translation> · 需下载 {0}</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="219"/>
         <source>Connecting to {0}…</source>
         <translation>正在连接 {0}…</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="208" />
+        <location filename="../views/model_manager.py" line="226"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="214" />
+        <location filename="../views/model_manager.py" line="237"/>
         <source>, about {0} min left</source>
         <translation>，约剩 {0} 分钟</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="216" />
+        <location filename="../views/model_manager.py" line="239"/>
         <source>{0} of {1} · {2}/s{3} · {4}</source>
         <translation>{0} / {1} · {2}/秒{3} · {4}</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="224" />
+        <location filename="../views/model_manager.py" line="248"/>
         <source>Download complete.</source>
         <translation>下载完成。</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="239" />
+        <location filename="../views/model_manager.py" line="264"/>
         <source>Choose a model folder</source>
         <translation>选择模型文件夹</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="246" />
+        <location filename="../views/model_manager.py" line="271"/>
         <source>{0} is not a usable model folder: {1}</source>
         <translation>{0} 不是可用的模型文件夹：{1}</translation>
     </message>
 </context>
 <context>
+    <name>Playback</name>
+    <message>
+        <location filename="../playback.py" line="137"/>
+        <source>Output: {0}</source>
+        <translation>输出：{0}</translation>
+    </message>
+    <message>
+        <location filename="../playback.py" line="147"/>
+        <source>No audio output device: playback is off (export still works).</source>
+        <translation>没有音频输出设备：无法播放（仍可导出）。</translation>
+    </message>
+    <message>
+        <location filename="../playback.py" line="151"/>
+        <source>Output: the system default device</source>
+        <translation>输出：系统默认设备</translation>
+    </message>
+</context>
+<context>
     <name>PronunciationDialog</name>
     <message>
-        <location filename="../views/pronunciation_dialog.py" line="34" />
+        <location filename="../views/pronunciation_dialog.py" line="34"/>
         <source>Pronunciation</source>
         <translation>发音</translation>
     </message>
     <message>
-        <location filename="../views/pronunciation_dialog.py" line="39" />
+        <location filename="../views/pronunciation_dialog.py" line="39"/>
         <source>Find</source>
         <translation>查找</translation>
     </message>
     <message>
-        <location filename="../views/pronunciation_dialog.py" line="40" />
+        <location filename="../views/pronunciation_dialog.py" line="40"/>
         <source>Say as</source>
         <translation>读作</translation>
     </message>
     <message>
-        <location filename="../views/pronunciation_dialog.py" line="41" />
+        <location filename="../views/pronunciation_dialog.py" line="41"/>
         <source>Regex</source>
         <translation>正则</translation>
     </message>
     <message>
-        <location filename="../views/pronunciation_dialog.py" line="42" />
+        <location filename="../views/pronunciation_dialog.py" line="42"/>
         <source>Match case</source>
         <translation>区分大小写</translation>
     </message>
     <message>
-        <location filename="../views/pronunciation_dialog.py" line="43" />
+        <location filename="../views/pronunciation_dialog.py" line="43"/>
         <source>Whole word</source>
         <translation>全词匹配</translation>
     </message>
     <message>
-        <location filename="../views/pronunciation_dialog.py" line="44" />
+        <location filename="../views/pronunciation_dialog.py" line="44"/>
         <source>On</source>
         <translation>启用</translation>
     </message>
     <message>
-        <location filename="../views/pronunciation_dialog.py" line="52" />
+        <location filename="../views/pronunciation_dialog.py" line="52"/>
         <source>Add rule</source>
         <translation>添加规则</translation>
     </message>
     <message>
-        <location filename="../views/pronunciation_dialog.py" line="53" />
+        <location filename="../views/pronunciation_dialog.py" line="53"/>
         <source>Remove rule</source>
         <translation>删除规则</translation>
     </message>
     <message>
-        <location filename="../views/pronunciation_dialog.py" line="57" />
+        <location filename="../views/pronunciation_dialog.py" line="57"/>
         <source>Type a sentence to try the rules on</source>
         <translation>输入一句话试用这些规则</translation>
     </message>
@@ -374,244 +622,310 @@
 <context>
     <name>RecordDialog</name>
     <message>
-        <location filename="../views/record_dialog.py" line="62" />
+        <location filename="../views/record_dialog.py" line="62"/>
         <source>Record a voice</source>
         <translation>录制声音</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="67" />
+        <location filename="../views/record_dialog.py" line="67"/>
         <source>System default</source>
         <translation>系统默认</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="77" />
-        <location filename="../views/record_dialog.py" line="136" />
+        <location filename="../views/record_dialog.py" line="77"/>
+        <location filename="../views/record_dialog.py" line="136"/>
         <source>My voice</source>
         <translation>我的声音</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="84" />
+        <location filename="../views/record_dialog.py" line="84"/>
         <source>Read a few sentences in your normal voice, in a quiet room. 10–20 seconds of clear speech works best. Type what you said as the transcript afterwards for the closest match.</source>
         <translation>请在安静的房间里用平常的声音读几句话，10–20 秒清晰的语音效果最好。录完后把所说内容填为文本，可获得最接近的效果。</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="95" />
+        <location filename="../views/record_dialog.py" line="95"/>
         <source>Record</source>
         <translation>录音</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="96" />
+        <location filename="../views/record_dialog.py" line="96"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="97" />
+        <location filename="../views/record_dialog.py" line="97"/>
         <source>Listen</source>
         <translation>试听</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="99" />
+        <location filename="../views/record_dialog.py" line="99"/>
         <source>Keep this voice</source>
         <translation>保存此声音</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="102" />
+        <location filename="../views/record_dialog.py" line="102"/>
         <source>Microphone:</source>
         <translation>麦克风：</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="103" />
+        <location filename="../views/record_dialog.py" line="103"/>
         <source>Name:</source>
         <translation>名称：</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="104" />
+        <location filename="../views/record_dialog.py" line="104"/>
         <source>Stop after:</source>
         <translation>最长录制：</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="111" />
+        <location filename="../views/record_dialog.py" line="111"/>
         <source>Level:</source>
         <translation>音量：</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="152" />
+        <location filename="../views/record_dialog.py" line="152"/>
         <source>Starting in {0}…</source>
         <translation>{0} 秒后开始…</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="155" />
+        <location filename="../views/record_dialog.py" line="155"/>
         <source>Recording: {0:.1f} s of at most {1} s</source>
         <translation>录音中：{0:.1f} 秒（最长 {1} 秒）</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="160" />
+        <location filename="../views/record_dialog.py" line="160"/>
         <source>Recorded {0:.1f} s.</source>
         <translation>已录制 {0:.1f} 秒。</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="162" />
+        <location filename="../views/record_dialog.py" line="162"/>
         <source>Press Record, wait for the countdown, then speak.</source>
         <translation>点击“录音”，倒计时结束后开始说话。</translation>
     </message>
 </context>
 <context>
+    <name>ReferenceGuide</name>
+    <message>
+        <location filename="../views/reference_guide.py" line="88"/>
+        <source>Load a model to see how much of this recording it can use.</source>
+        <translation>加载模型后即可查看它能使用这段录音的多少。</translation>
+    </message>
+    <message>
+        <location filename="../views/reference_guide.py" line="91"/>
+        <source>This model cannot use any recording for this script: shorten the longest sentence.</source>
+        <translation>对于此脚本，此模型无法使用任何录音：请缩短最长的句子。</translation>
+    </message>
+    <message>
+        <location filename="../views/reference_guide.py" line="95"/>
+        <source>This model uses up to {0} of the recording for this script; 3–10 s is best.</source>
+        <translation>对于此脚本，此模型最多使用录音的 {0}；3–10 秒最佳。</translation>
+    </message>
+    <message>
+        <location filename="../views/reference_guide.py" line="98"/>
+        <source>The selection ({0}) is longer: trim it to {1} or less.</source>
+        <translation>选区（{0}）过长：请裁剪到 {1} 以内。</translation>
+    </message>
+</context>
+<context>
+    <name>Screenshot</name>
+    <message>
+        <location filename="../screenshot_feedback.py" line="79"/>
+        <source>screenshot capture (no sound card)</source>
+        <translation>截图采集（无声卡）</translation>
+    </message>
+</context>
+<context>
     <name>ScriptEditor</name>
     <message>
-        <location filename="../views/script_editor.py" line="118" />
+        <location filename="../views/script_editor.py" line="142"/>
         <source>Default voice:</source>
         <translation>默认声音：</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="119" />
+        <location filename="../views/script_editor.py" line="143"/>
         <source>Pronunciation…</source>
         <translation>发音…</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="122" />
+        <location filename="../views/script_editor.py" line="146"/>
         <source>Type or paste your script here. Start a line with [Voice name] to have another voice speak it, e.g.
 [Anna] Hello there!</source>
         <translation>在此输入或粘贴脚本。在行首写 [声音名称] 可让另一个声音朗读该行，例如：
 [Anna] 你好！</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="127" />
+        <location filename="../views/script_editor.py" line="151"/>
         <source>Sentences become segments. Tag a line with [Voice] for dialogue; Ctrl+Enter speaks.</source>
         <translation>每个句子成为一个片段。用 [声音] 标记行可制作对话；Ctrl+Enter 朗读。</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="129" />
+        <location filename="../views/script_editor.py" line="153"/>
         <source>Script settings</source>
         <translation>脚本设置</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="130" />
+        <location filename="../views/script_editor.py" line="154"/>
         <source>Segments</source>
         <translation>片段</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="131" />
+        <location filename="../views/script_editor.py" line="155"/>
         <source>Play</source>
         <translation>播放</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="132" />
+        <location filename="../views/script_editor.py" line="156"/>
         <source>Play the selected segment (double-click a row)</source>
         <translation>播放所选片段（或双击该行）</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="133" />
+        <location filename="../views/script_editor.py" line="157"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="134" />
+        <location filename="../views/script_editor.py" line="158"/>
         <source>Generate the selected segment again with the same seed</source>
         <translation>用相同种子重新生成所选片段</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="135" />
+        <location filename="../views/script_editor.py" line="159"/>
         <source>New take</source>
         <translation>换一版</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="136" />
+        <location filename="../views/script_editor.py" line="160"/>
         <source>Generate the selected segment again with a new seed</source>
         <translation>用新种子重新生成所选片段</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="137" />
+        <location filename="../views/script_editor.py" line="161"/>
         <source>Segment settings…</source>
         <translation>片段设置…</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="168" />
-        <source>(no voice: the model's own)</source>
+        <location filename="../views/script_editor.py" line="215"/>
+        <source>pick a voice</source>
+        <translation>选择一个声音</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="218"/>
+        <source>create “{0}”</source>
+        <translation>创建“{0}”</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="220"/>
+        <source>No voice is named [{0}]:</source>
+        <translation>没有名为 [{0}] 的声音：</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="252"/>
+        <source>(no voice: the model&apos;s own)</source>
         <translation>（不使用声音：模型自带）</translation>
     </message>
 </context>
 <context>
     <name>SegmentSettingsDialog</name>
     <message>
-        <location filename="../views/generation_form.py" line="100" />
+        <location filename="../views/generation_form.py" line="122"/>
         <source>Segment settings</source>
         <translation>片段设置</translation>
     </message>
     <message>
-        <location filename="../views/generation_form.py" line="101" />
+        <location filename="../views/generation_form.py" line="123"/>
         <source>Use its own settings for this segment</source>
         <translation>此片段使用单独设置</translation>
     </message>
     <message>
-        <location filename="../views/generation_form.py" line="107" />
-        <source>Keep this seed:</source>
-        <translation>固定随机种子：</translation>
+        <location filename="../views/generation_form.py" line="129"/>
+        <source>Keep this take&apos;s seed:</source>
+        <translation>保留这次生成的种子：</translation>
     </message>
 </context>
 <context>
     <name>SegmentTable</name>
     <message>
-        <location filename="../views/segment_table.py" line="57" />
+        <location filename="../views/segment_table.py" line="78"/>
         <source>Voice</source>
         <translation>声音</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="57" />
+        <location filename="../views/segment_table.py" line="78"/>
         <source>Text</source>
         <translation>文本</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="57" />
+        <location filename="../views/segment_table.py" line="78"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="57" />
+        <location filename="../views/segment_table.py" line="78"/>
         <source>Length</source>
         <translation>时长</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="79" />
+        <location filename="../views/segment_table.py" line="114"/>
+        <source>Failed: {0}</source>
+        <translation>失败：{0}</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="117"/>
         <source>Queued</source>
         <translation>排队中</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="80" />
+        <location filename="../views/segment_table.py" line="118"/>
         <source>Generating {0}%</source>
         <translation>生成中 {0}%</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="81" />
+        <location filename="../views/segment_table.py" line="119"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="82" />
+        <location filename="../views/segment_table.py" line="157"/>
+        <source>Details…</source>
+        <translation>详情…</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="114"/>
         <source>Failed</source>
         <translation>失败</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="83" />
+        <location filename="../views/segment_table.py" line="120"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="108" />
+        <location filename="../views/segment_table.py" line="142"/>
+        <source>Seed {0}</source>
+        <translation>种子 {0}</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="150"/>
         <source>Play this segment</source>
         <translation>播放此片段</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="109" />
+        <location filename="../views/segment_table.py" line="151"/>
         <source>Regenerate (same seed)</source>
         <translation>重新生成（相同种子）</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="110" />
+        <location filename="../views/segment_table.py" line="152"/>
         <source>Regenerate (new seed)</source>
         <translation>重新生成（新种子）</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="111" />
+        <location filename="../views/segment_table.py" line="153"/>
+        <source>Keep this take&apos;s seed</source>
+        <translation>保留这次生成的种子</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="154"/>
         <source>Segment settings…</source>
         <translation>片段设置…</translation>
     </message>
@@ -619,102 +933,102 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../views/settings_dialog.py" line="40" />
+        <location filename="../views/settings_dialog.py" line="40"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="45" />
+        <location filename="../views/settings_dialog.py" line="45"/>
         <source>Automatic (GPU when available)</source>
         <translation>自动（有 GPU 时使用 GPU）</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="46" />
+        <location filename="../views/settings_dialog.py" line="46"/>
         <source>GPU (CUDA)</source>
         <translation>GPU（CUDA）</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="47" />
+        <location filename="../views/settings_dialog.py" line="47"/>
         <source>CPU</source>
         <translation>CPU</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="52" />
+        <location filename="../views/settings_dialog.py" line="52"/>
         <source>No model chosen yet</source>
         <translation>尚未选择模型</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="53" />
+        <location filename="../views/settings_dialog.py" line="53"/>
         <source>Change…</source>
         <translation>更改…</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="59" />
+        <location filename="../views/settings_dialog.py" line="59"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="70" />
+        <location filename="../views/settings_dialog.py" line="70"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="71" />
+        <location filename="../views/settings_dialog.py" line="71"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="74" />
+        <location filename="../views/settings_dialog.py" line="74"/>
         <source>Model folder:</source>
         <translation>模型文件夹：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="75" />
+        <location filename="../views/settings_dialog.py" line="75"/>
         <source>Compute device:</source>
         <translation>计算设备：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="76" />
+        <location filename="../views/settings_dialog.py" line="76"/>
         <source>Export folder:</source>
         <translation>导出文件夹：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="77" />
+        <location filename="../views/settings_dialog.py" line="77"/>
         <source>Microphone:</source>
         <translation>麦克风：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="78" />
+        <location filename="../views/settings_dialog.py" line="78"/>
         <source>Speakers:</source>
         <translation>扬声器：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="79" />
+        <location filename="../views/settings_dialog.py" line="79"/>
         <source>Language:</source>
         <translation>语言：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="80" />
+        <location filename="../views/settings_dialog.py" line="80"/>
         <source>Theme:</source>
         <translation>主题：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="92" />
+        <location filename="../views/settings_dialog.py" line="98"/>
         <source>System default</source>
         <translation>系统默认</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="106" />
+        <location filename="../views/settings_dialog.py" line="112"/>
         <source>Export folder</source>
         <translation>导出文件夹</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="114" />
+        <location filename="../views/settings_dialog.py" line="120"/>
         <source>Choose a model folder</source>
         <translation>选择模型文件夹</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="120" />
+        <location filename="../views/settings_dialog.py" line="126"/>
         <source>{0} is not a usable model folder: {1}</source>
         <translation>{0} 不是可用的模型文件夹：{1}</translation>
     </message>
@@ -722,52 +1036,72 @@
 <context>
     <name>TransportBar</name>
     <message>
-        <location filename="../views/transport.py" line="60" />
+        <location filename="../views/transport.py" line="67"/>
         <source>Speak</source>
         <translation>朗读</translation>
     </message>
     <message>
-        <location filename="../views/transport.py" line="61" />
+        <location filename="../views/transport.py" line="68"/>
         <source>Speak the whole script (Ctrl+Enter)</source>
         <translation>朗读整个脚本（Ctrl+Enter）</translation>
     </message>
     <message>
-        <location filename="../views/transport.py" line="62" />
+        <location filename="../views/transport.py" line="69"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../views/transport.py" line="63" />
+        <location filename="../views/transport.py" line="70"/>
         <source>Stop generating and playing (Esc)</source>
         <translation>停止生成和播放（Esc）</translation>
     </message>
     <message>
-        <location filename="../views/transport.py" line="64" />
+        <location filename="../views/transport.py" line="71"/>
         <source>Export…</source>
         <translation>导出…</translation>
     </message>
     <message>
-        <location filename="../views/transport.py" line="65" />
+        <location filename="../views/transport.py" line="72"/>
         <source>Export WAV, FLAC, per-segment files and subtitles (Ctrl+E)</source>
         <translation>导出 WAV、FLAC、分段文件和字幕（Ctrl+E）</translation>
     </message>
     <message>
-        <location filename="../views/transport.py" line="76" />
+        <location filename="../views/transport.py" line="83"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../views/transport.py" line="76" />
+        <location filename="../views/transport.py" line="83"/>
         <source>Play</source>
         <translation>播放</translation>
     </message>
     <message>
-        <location filename="../views/transport.py" line="77" />
+        <location filename="../views/transport.py" line="84"/>
         <source>Play or pause (Space, Ctrl+P)</source>
         <translation>播放或暂停（空格、Ctrl+P）</translation>
     </message>
     <message>
-        <location filename="../views/transport.py" line="83" />
+        <location filename="../views/transport.py" line="91"/>
+        <source>{0} done</source>
+        <translation>{0} 个完成</translation>
+    </message>
+    <message>
+        <location filename="../views/transport.py" line="94"/>
+        <source>{0} failed</source>
+        <translation>{0} 个失败</translation>
+    </message>
+    <message>
+        <location filename="../views/transport.py" line="95"/>
+        <source>show</source>
+        <translation>查看</translation>
+    </message>
+    <message>
+        <location filename="../views/transport.py" line="97"/>
+        <source>{0} left of {1}</source>
+        <translation>共 {1} 个，剩 {0} 个</translation>
+    </message>
+    <message>
+        <location filename="../views/transport.py" line="105"/>
         <source>{0} · about {1} left</source>
         <translation>{0} · 约剩 {1}</translation>
     </message>
@@ -775,92 +1109,132 @@
 <context>
     <name>VoicePanel</name>
     <message>
-        <location filename="../views/voice_panel.py" line="137" />
+        <location filename="../views/voice_panel.py" line="171"/>
         <source>Voices</source>
         <translation>声音库</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="138" />
+        <location filename="../views/voice_panel.py" line="172"/>
         <source>Selected voice</source>
         <translation>当前声音</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="139" />
+        <location filename="../views/voice_panel.py" line="173"/>
         <source>Record…</source>
         <translation>录音…</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="140" />
+        <location filename="../views/voice_panel.py" line="174"/>
         <source>Import…</source>
         <translation>导入…</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="141" />
+        <location filename="../views/voice_panel.py" line="175"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="142" />
+        <location filename="../views/voice_panel.py" line="183"/>
+        <source>Trim silence</source>
+        <translation>裁掉静音</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="184"/>
+        <source>Cut the silence before and after the speech</source>
+        <translation>裁掉语音前后的静音</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="185"/>
+        <source>Normalise loudness</source>
+        <translation>响度标准化</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="186"/>
+        <source>Bring the speech to a standard loudness, without clipping</source>
+        <translation>把语音调到标准响度，不削波</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="187"/>
+        <source>Undo</source>
+        <translation>撤销</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="188"/>
+        <source>Undo the last trim or loudness change (Ctrl+Z)</source>
+        <translation>撤销上一次裁剪或响度调整（Ctrl+Z）</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="291"/>
+        <source>⚠ {0}</source>
+        <translation>⚠ {0}</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="301"/>
+        <source>{0} in use of {1} · selection {2}{3}</source>
+        <translation>使用 {0} / 共 {1} · 选区 {2}{3}</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="459"/>
         <source>Play voice</source>
         <translation>播放声音</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="143" />
+        <location filename="../views/voice_panel.py" line="181"/>
         <source>Play selection</source>
         <translation>播放选区</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="144" />
+        <location filename="../views/voice_panel.py" line="178"/>
+        <source>Drag across the waveform to select a part; drag the handles to adjust it.</source>
+        <translation>在波形上拖动即可选择一段；拖动两端的手柄可调整。</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="182"/>
         <source>Trim to selection</source>
         <translation>裁剪到选区</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="145" />
-        <source>Normalise</source>
-        <translation>音量标准化</translation>
-    </message>
-    <message>
-        <location filename="../views/voice_panel.py" line="146" />
+        <location filename="../views/voice_panel.py" line="189"/>
         <source>Name:</source>
         <translation>名称：</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="147" />
+        <location filename="../views/voice_panel.py" line="190"/>
         <source>Transcript (the exact words spoken, optional):</source>
         <translation>文本（录音中说的原话，可选）：</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="148" />
+        <location filename="../views/voice_panel.py" line="191"/>
         <source>e.g. Hello, this is my voice.</source>
         <translation>例如：你好，这是我的声音。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="149" />
+        <location filename="../views/voice_panel.py" line="192"/>
         <source>Tip: drop audio files here to import them.</source>
         <translation>提示：把音频文件拖到这里即可导入。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="211" />
+        <location filename="../views/voice_panel.py" line="299"/>
         <source>, normalised</source>
         <translation>，已标准化</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="213" />
-        <source>{0:.1f} s in use of {1:.1f} s · selection {2:.1f} s{3}</source>
-        <translation>使用 {0:.1f} 秒 / 共 {1:.1f} 秒 · 选区 {2:.1f} 秒{3}</translation>
+        <location filename="../views/voice_panel.py" line="459"/>
+        <source>Stop</source>
+        <translation>停止</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="237" />
+        <location filename="../views/voice_panel.py" line="329"/>
         <source>Mode: continuation. The model carries on from this recording and its transcript, for the closest likeness. The transcript must match the words exactly.</source>
         <translation>模式：续写。模型接着这段录音及其文本继续说，相似度最高。文本必须与录音内容完全一致。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="241" />
+        <location filename="../views/voice_panel.py" line="333"/>
         <source>Mode: reference (VoxCPM2). The recording alone sets the voice. Type the exact words spoken to use continuation mode for a closer likeness.</source>
         <translation>模式：参考（VoxCPM2）。仅凭录音确定音色。填写录音中的原话可改用续写模式，相似度更高。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="295" />
+        <location filename="../views/voice_panel.py" line="395"/>
         <source>Delete the voice “{0}”? Its recording is removed from the library.</source>
         <translation>删除声音“{0}”？其录音将从声音库中移除。</translation>
     </message>
@@ -868,122 +1242,163 @@
 <context>
     <name>WindowActions</name>
     <message>
-        <location filename="../window_actions.py" line="57" />
+        <location filename="../window_actions.py" line="71"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="58" />
+        <location filename="../window_actions.py" line="72"/>
         <source>New script</source>
         <translation>新建脚本</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="59" />
+        <location filename="../window_actions.py" line="73"/>
         <source>Open script…</source>
         <translation>打开脚本…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="61" />
+        <location filename="../window_actions.py" line="75"/>
         <source>Save script as…</source>
         <translation>脚本另存为…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="64" />
+        <location filename="../window_actions.py" line="77"/>
         <source>Export audio…</source>
         <translation>导出音频…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="70" />
+        <location filename="../window_actions.py" line="79"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="71" />
+        <location filename="../window_actions.py" line="80"/>
+        <source>&amp;Speech</source>
+        <translation>朗读(&amp;S)</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="82"/>
+        <source>Speak</source>
+        <translation>朗读</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="83"/>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="84"/>
+        <source>Play / pause</source>
+        <translation>播放 / 暂停</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="87"/>
         <source>&amp;Voices</source>
         <translation>声音(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="72" />
+        <location filename="../window_actions.py" line="88"/>
         <source>Record a voice…</source>
         <translation>录制声音…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="74" />
+        <location filename="../window_actions.py" line="90"/>
         <source>Import a voice…</source>
         <translation>导入声音…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="76" />
+        <location filename="../window_actions.py" line="92"/>
         <source>&amp;Tools</source>
         <translation>工具(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="77" />
+        <location filename="../window_actions.py" line="93"/>
         <source>Models…</source>
         <translation>模型…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="79" />
+        <location filename="../window_actions.py" line="95"/>
         <source>Pronunciation…</source>
         <translation>发音…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="81" />
+        <location filename="../window_actions.py" line="97"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="82" />
+        <location filename="../window_actions.py" line="98"/>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="83" />
+        <location filename="../window_actions.py" line="99"/>
         <source>Open the log folder</source>
         <translation>打开日志文件夹</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="84" />
+        <location filename="../window_actions.py" line="100"/>
         <source>About VoxDesk</source>
         <translation>关于 VoxDesk</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="102" />
+        <location filename="../window_actions.py" line="118"/>
         <source>Start a new script? The current one was never saved to a file and will be discarded.</source>
         <translation>新建脚本吗？当前脚本从未保存到文件，将被丢弃。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="123" />
+        <location filename="../window_actions.py" line="194"/>
+        <source>{0} of {1} segments failed ({2}).</source>
+        <translation>{1} 个片段中有 {0} 个失败（{2}）。</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="196"/>
+        <source>{0} of {1} segments are not generated yet.</source>
+        <translation>{1} 个片段中有 {0} 个尚未生成。</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="197"/>
+        <source>Export the {0} finished ones?</source>
+        <translation>导出已完成的 {0} 个片段吗？</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="74"/>
+        <location filename="../window_actions.py" line="146"/>
         <source>Save script</source>
         <translation>保存脚本</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="135" />
+        <location filename="../window_actions.py" line="160"/>
+        <source>Saved {0}</source>
+        <translation>已保存 {0}</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="165"/>
         <source>There is no audio to export yet. Press Speak first.</source>
         <translation>还没有可导出的音频。请先点击“朗读”。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="152" />
-        <source>{0} of {1} segments are not generated yet. Export the finished ones?</source>
-        <translation>{1} 个片段中有 {0} 个尚未生成。只导出已完成的片段吗？</translation>
-    </message>
-    <message>
-        <location filename="../window_actions.py" line="161" />
+        <location filename="../window_actions.py" line="204"/>
         <source>Replace the existing files? ({0})</source>
         <translation>替换已有文件吗？（{0}）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="183" />
+        <location filename="../window_actions.py" line="226"/>
         <source>Exported {0} file(s) to {1}</source>
         <translation>已导出 {0} 个文件到 {1}</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="274" />
+        <location filename="../window_actions.py" line="234"/>
+        <source>Open folder</source>
+        <translation>打开文件夹</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="335"/>
         <source>The new language is used after you restart VoxDesk.</source>
         <translation>重新启动 VoxDesk 后将使用新语言。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="288" />
+        <location filename="../window_actions.py" line="352"/>
         <source>VoxDesk clones a voice and speaks any text in it, entirely on this computer. Nothing is uploaded; the only network use is a model download you start yourself.</source>
         <translation>VoxDesk 克隆一个声音并用它朗读任意文本，全部在本机完成。不会上传任何内容；唯一的联网操作是您亲自发起的模型下载。</translation>
     </message>

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +57,7 @@ class ExportDialog(QDialog):
     def __init__(self, options: ExportOptions, dialogs: Dialogs, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.dialogs = dialogs
+        self.export: Callable[[], bool] = lambda: True  # the window's: write the files, True when done
         self.setWindowTitle(self.tr("Export"))
         self.setMinimumWidth(520)
         self.path = QLineEdit(str(options.path))
@@ -90,6 +92,11 @@ class ExportDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
+
+    def accept(self) -> None:
+        """Export; close only when it worked (after an error the user's choices stay here)."""
+        if self.export():
+            super().accept()
 
     def _browse(self) -> None:
         path = self.dialogs.save_path(

@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 
 from ui.dialogs import OK_CANCEL
 
-DEFAULTS: dict[str, Any] = {"cfg_value": 2.0, "inference_timesteps": 10, "style": ""}
+DEFAULTS: dict[str, Any] = {"cfg_value": 2.0, "inference_timesteps": 10, "style": "", "seed": None}
+RANDOM_SEED = -1  # the seed box's lowest value, shown as "random"
 
 
 class GenerationForm(QWidget):
@@ -34,7 +35,7 @@ class GenerationForm(QWidget):
 
     changed = Signal()
 
-    def __init__(self, parent: QWidget | None = None, compact: bool = False) -> None:
+    def __init__(self, parent: QWidget | None = None, compact: bool = False, seed: bool = False) -> None:
         super().__init__(parent)
         self.cfg = QDoubleSpinBox()
         self.cfg.setRange(0.5, 5.0)
@@ -49,15 +50,31 @@ class GenerationForm(QWidget):
         self.style_text.setToolTip(
             self.tr("VoxCPM2 only: describe the voice or manner; it is ignored by older models")
         )
-        labels = (self.tr("Guidance (CFG):"), self.tr("Quality steps:"), self.tr("Voice design:"))
-        fields = (self.cfg, self.steps, self.style_text)
-        if compact:  # one row, for the script editor
-            row = QHBoxLayout(self)
-            row.setContentsMargins(0, 0, 0, 0)
+        self.seed = QSpinBox()  # the script's locked seed, or "random" (a new seed per take)
+        self.seed.setRange(RANDOM_SEED, 2**31 - 1)
+        self.seed.setSpecialValueText(self.tr("random"))
+        self.seed.setToolTip(
+            self.tr("Lock one seed for the whole script (same input, same audio), or leave it random")
+        )
+        labels: tuple[str, ...] = (self.tr("Guidance (CFG):"), self.tr("Quality steps:"))
+        fields: tuple[QWidget, ...] = (self.cfg, self.steps)
+        if seed:
+            labels, fields = labels + (self.tr("Seed:"),), fields + (self.seed,)
+        labels, fields = labels + (self.tr("Voice design:"),), fields + (self.style_text,)
+        if compact:  # the numbers on one row, the voice design under them (fits 800 px wide)
+            rows = QVBoxLayout(self)
+            rows.setContentsMargins(0, 0, 0, 0)
+            numbers, design = QHBoxLayout(), QHBoxLayout()
+            rows.addLayout(numbers)
+            rows.addLayout(design)
             for label, field in zip(labels, fields, strict=True):
-                row.addWidget(QLabel(label))
+                caption = QLabel(label)
+                caption.setBuddy(field)
+                row = design if field is self.style_text else numbers
+                row.addWidget(caption)
                 row.addWidget(field, 1 if field is self.style_text else 0)
                 row.addSpacing(8)
+            numbers.addStretch(1)
         else:
             form = QFormLayout(self)
             form.setContentsMargins(0, 0, 0, 0)
@@ -67,22 +84,26 @@ class GenerationForm(QWidget):
         self.cfg.valueChanged.connect(self.changed)
         self.steps.valueChanged.connect(self.changed)
         self.style_text.textChanged.connect(self.changed)
+        self.seed.valueChanged.connect(self.changed)
 
     def values(self) -> dict[str, Any]:
+        seed = self.seed.value()
         return {
             "cfg_value": round(self.cfg.value(), 2),
             "inference_timesteps": self.steps.value(),
             "style": self.style_text.text().strip(),
+            "seed": None if seed == RANDOM_SEED else seed,
         }
 
     def set_values(self, values: dict[str, Any]) -> None:
         merged = {**DEFAULTS, **values}
-        for widget in (self.cfg, self.steps, self.style_text):
+        for widget in (self.cfg, self.steps, self.style_text, self.seed):
             widget.blockSignals(True)
         self.cfg.setValue(float(merged["cfg_value"]))
         self.steps.setValue(int(merged["inference_timesteps"]))
         self.style_text.setText(str(merged["style"]))
-        for widget in (self.cfg, self.steps, self.style_text):
+        self.seed.setValue(RANDOM_SEED if merged["seed"] is None else int(merged["seed"]))
+        for widget in (self.cfg, self.steps, self.style_text, self.seed):
             widget.blockSignals(False)
 
 
@@ -95,6 +116,7 @@ class SegmentSettingsDialog(QDialog):
         own: dict[str, Any] | None,
         seed: int | None,
         parent: QWidget | None = None,
+        take_seed: int | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Segment settings"))
@@ -104,10 +126,10 @@ class SegmentSettingsDialog(QDialog):
         self.custom.setChecked(own is not None)
         self.form.setEnabled(own is not None)
         self.custom.toggled.connect(self.form.setEnabled)
-        self.fixed_seed = QCheckBox(self.tr("Keep this seed:"))
+        self.fixed_seed = QCheckBox(self.tr("Keep this take's seed:"))
         self.seed = QSpinBox()
         self.seed.setRange(0, 2**31 - 1)
-        self.seed.setValue(seed or 0)
+        self.seed.setValue(seed if seed is not None else (take_seed or 0))
         self.fixed_seed.setChecked(seed is not None)
         self.seed.setEnabled(seed is not None)
         self.fixed_seed.toggled.connect(self.seed.setEnabled)

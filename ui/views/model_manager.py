@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -65,6 +65,16 @@ class _Worker(QObject):
             self.done.emit(str(folder))
 
 
+def _free_space(folder: Path) -> str:
+    import shutil
+
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return QCoreApplication.translate("ModelManager", "unknown")
+    return QCoreApplication.translate("ModelManager", "{0} free on this drive").format(_mb(free))
+
+
 class ModelManager(QDialog):
     """Accepted with :meth:`chosen_folder` set to a validated model folder.
 
@@ -109,9 +119,13 @@ class ModelManager(QDialog):
         self.mirror.setEnabled(False)
         self.dest = QLabel(str(models_dir()))
         self.dest.setObjectName("hint")
-        self.progress = QProgressBar()
+        self.space = QLabel()  # free disk space where models are saved
+        self.space.setObjectName("hint")
+        self.progress = QProgressBar()  # shown only while a download runs, with its figures as text
         self.progress.setRange(0, 1000)
-        self.progress.setTextVisible(False)
+        self.progress.setFormat("%p %")
+        self.progress.hide()
+        self._sizes: dict[str, int] = {}  # download size in bytes, once a server has said it
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.download_button = QPushButton(icon(QStyle.StandardPixmap.SP_ArrowDown), self.tr("Download"))
@@ -151,6 +165,7 @@ class ModelManager(QDialog):
         form.addRow(self.tr("Download from:"), self.source)
         form.addRow(self.tr("Mirror address:"), self.mirror)
         form.addRow(self.tr("Saved in:"), self.dest)
+        form.addRow(self.tr("Free space:"), self.space)
         buttons = QHBoxLayout()
         for button in (self.download_button, self.cancel_button):
             buttons.addWidget(button)
@@ -202,7 +217,10 @@ class ModelManager(QDialog):
 
     def _refresh(self) -> None:
         for row, model in enumerate(dl.KNOWN_MODELS):
-            self.models.item(row).setText(f"{model.title} — {self._model_state(model)}")
+            size = self._sizes.get(model.key)
+            extra = self.tr(" · {0} to download").format(_mb(size)) if size else ""
+            self.models.item(row).setText(f"{model.title} — {self._model_state(model)}{extra}")
+        self.space.setText(_free_space(models_dir()))
         running = self._worker is not None
         installed = not dl.validate_model_dir(self.folder_of(self.selected_model()))
         self.download_button.setEnabled(not running and not installed)
@@ -278,8 +296,13 @@ class ModelManager(QDialog):
             self.status.setText(self.tr("Cancelling…"))
 
     def _on_progress(self, p: dl.Progress) -> None:
+        self.progress.show()
         if p.total:
             self.progress.setValue(int(1000 * p.done / p.total))
+            model = self.selected_model()
+            if self._sizes.get(model.key) != p.total:
+                self._sizes[model.key] = p.total
+                self._refresh()
         left = (p.total - p.done) / p.bytes_per_second if p.bytes_per_second > 0 and p.total else None
         eta = self.tr(", about {0} min left").format(max(1, round(left / 60))) if left else ""
         self.status.setText(
@@ -291,6 +314,7 @@ class ModelManager(QDialog):
     def _on_done(self, folder: str) -> None:
         self._worker = None
         self.progress.setValue(1000)
+        self.progress.hide()
         self.status.setText(self.tr("Download complete."))
         self._refresh()
         self._choose(Path(folder))
@@ -320,6 +344,7 @@ class ModelManager(QDialog):
 
     def _on_failed(self, message: str, cancelled: bool) -> None:
         self._worker = None
+        self.progress.hide()
         self.status.setText(message)
         self._refresh()
         if not cancelled:

@@ -20,8 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.views.failure_bar import FailureBar, fix_for
 from ui.views.generation_form import GenerationForm
 from ui.views.segment_table import SegmentTable
+from ui.views.tag_checker import TagHighlighter, unknown_tags
 
 EDIT_SETTLE_MS = 300
 
@@ -32,6 +34,8 @@ class ScriptEditor(QWidget):
     scriptChanged = Signal()
     settingsChanged = Signal()
     pronunciationClicked = Signal()
+    pickVoiceForTag = Signal(str)  # quick fix for an unknown [Name]: choose an existing voice
+    createVoiceForTag = Signal(str)  # quick fix: import a recording as a voice of that name
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -47,7 +51,20 @@ class ScriptEditor(QWidget):
         font = QFont(self.editor.font())
         font.setPointSizeF(font.pointSizeF() + 1.5)
         self.editor.setFont(font)
-        self.settings = GenerationForm(compact=True)
+        self.tags = TagHighlighter(self.editor.document())
+        # Which fix a failed row gets ("trim", "pick_voice", "regenerate"); the window sets it.
+        self.fix_for: Callable[[int, str], str] = lambda _row, message: fix_for(message)
+        self._voice_names: list[str] = []
+        self.tag_warning = QLabel()
+        self.tag_warning.setObjectName("tagWarning")
+        self.tag_warning.setWordWrap(True)
+        self.tag_warning.setTextFormat(Qt.TextFormat.RichText)
+        self.tag_warning.setTextInteractionFlags(
+            Qt.TextInteractionFlag.LinksAccessibleByMouse | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+        )
+        self.tag_warning.linkActivated.connect(self._tag_link)
+        self.tag_warning.hide()
+        self.settings = GenerationForm(compact=True, seed=True)
         self.table = SegmentTable()
         self.hint = QLabel()
         self.hint.setObjectName("hint")
@@ -70,12 +87,15 @@ class ScriptEditor(QWidget):
         text_col.setContentsMargins(0, 0, 0, 0)
         text_col.addLayout(top)
         text_col.addWidget(self.editor, 1)
+        text_col.addWidget(self.tag_warning)
         text_col.addWidget(self.hint)
         text_col.addWidget(self.settings_box)
 
         self.segments_box = QGroupBox()
         seg_layout = QVBoxLayout(self.segments_box)
         seg_layout.addWidget(self.table)
+        self.failure = FailureBar()
+        seg_layout.addWidget(self.failure)
         icon = self.style().standardIcon
         self.play_row = QPushButton(icon(QStyle.StandardPixmap.SP_MediaPlay), "")
         self.again_row = QPushButton(icon(QStyle.StandardPixmap.SP_BrowserReload), "")
@@ -96,6 +116,9 @@ class ScriptEditor(QWidget):
         )
         self.settings_row.clicked.connect(lambda: self._for_row(table.settingsRequested.emit))
         table.itemSelectionChanged.connect(self._update_row_buttons)
+        table.itemSelectionChanged.connect(self.update_failure)
+        self.failure.regenerateClicked.connect(lambda r: table.regenerateRequested.emit(r, False))
+        self.failure.detailsClicked.connect(table.detailsRequested)
         self._update_row_buttons()
 
         splitter = QSplitter(Qt.Orientation.Vertical)
@@ -113,6 +136,7 @@ class ScriptEditor(QWidget):
         self._settle.setInterval(EDIT_SETTLE_MS)
         self._settle.timeout.connect(self.scriptChanged)
         self.editor.textChanged.connect(self._settle.start)
+        self.editor.textChanged.connect(self._check_tags)
         self.voice.currentIndexChanged.connect(lambda _i: self.settingsChanged.emit())
         self.settings.changed.connect(self.settingsChanged)
         self.pronunciation.clicked.connect(self.pronunciationClicked)
@@ -148,11 +172,23 @@ class ScriptEditor(QWidget):
         self.new_take_row.setToolTip(self.tr("Generate the selected segment again with a new seed"))
         self.settings_row.setText(self.tr("Segment settings…"))
         self.table.retranslate()
+        self.failure.retranslate()
 
     def _for_row(self, action: Callable[[int], object]) -> None:
         row = self.table.currentRow()
         if row >= 0:
             action(row)
+
+    def update_failure(self) -> None:
+        """Explain the selected row's failure, else the first failed row's (else hide)."""
+        rows = self.table.rows()
+        current = self.table.currentRow() if self.table.selectionModel().hasSelection() else -1
+        failed = [i for i, r in enumerate(rows) if r.status == "failed"]
+        row = current if current in failed else (failed[0] if failed else -1)
+        if row < 0:
+            self.failure.clear()
+        else:
+            self.failure.show_failure(row, rows[row].message, self.fix_for(row, rows[row].message))
 
     def _update_row_buttons(self) -> None:
         selected = bool(self.table.selectedItems())
@@ -167,6 +203,7 @@ class ScriptEditor(QWidget):
         self.editor.blockSignals(True)
         self.editor.setPlainText(text)
         self.editor.blockSignals(False)
+        self._check_tags()
 
     def flush(self) -> None:
         """Deliver a pending ``scriptChanged`` now (before speaking or closing)."""
@@ -174,7 +211,54 @@ class ScriptEditor(QWidget):
             self._settle.stop()
             self.scriptChanged.emit()
 
+    # --- [Voice] tags ----------------------------------------------------------------------
+    def unknown_tags(self) -> list[str]:
+        return unknown_tags(self.text(), self.tags.known)
+
+    def _check_tags(self) -> None:
+        """Runs on every keystroke: the hint under the editor names the unknown tags."""
+        from html import escape
+
+        unknown = self.unknown_tags()
+        if not unknown:
+            self.tag_warning.hide()
+            return
+        lines = []
+        pick = escape(self.tr("pick a voice"))
+        for name in unknown[:3]:
+            q = escape(name, quote=True)
+            create = escape(self.tr("create “{0}”").format(name))
+            lines.append(
+                escape(self.tr("No voice is named [{0}]:").format(name))
+                + f' <a href="pick:{q}">{pick}</a> · <a href="create:{q}">{create}</a>'
+            )
+        self.tag_warning.setText('<span style="color:#c81e1e">' + "<br>".join(lines) + "</span>")
+        self.tag_warning.show()
+
+    def _tag_link(self, link: str) -> None:
+        kind, _, name = link.partition(":")
+        (self.pickVoiceForTag if kind == "pick" else self.createVoiceForTag).emit(name)
+
+    def replace_tag(self, old: str, new: str) -> None:
+        """Rename every ``[old]`` line tag to ``[new]`` (an undoable edit, like typing it)."""
+        from app.text.segmenter import tag_span
+
+        lines = self.text().split("\n")
+        changed = False
+        for i, line in enumerate(lines):
+            span = tag_span(line)
+            if span is not None and span[2].casefold() == old.casefold():
+                lines[i] = line[: span[0]] + f"[{new}]" + line[span[1] :]
+                changed = True
+        if changed:
+            cursor = self.editor.textCursor()
+            cursor.select(cursor.SelectionType.Document)
+            cursor.insertText("\n".join(lines))
+            self.flush()
+
     def set_voices(self, names: list[str], current: str | None) -> None:
+        self.tags.set_known(names)
+        self._check_tags()
         self.voice.blockSignals(True)
         self.voice.clear()
         self.voice.addItem(self.tr("(no voice: the model's own)"), "")  # not None: see segment_table.py

@@ -1,12 +1,26 @@
-"""The list of segments: number, voice, text, status and duration, with per-segment actions."""
+"""The list of segments: number, voice, text, status and duration, with per-segment actions.
+
+Every cell's ``QTableWidgetItem`` is created once per row and kept in ``self._cells``: the table is
+never asked for an item back (``item()`` can hand out a wrapper whose C++ side is already gone).
+A failed row is drawn in red and its Status cell carries the one-line reason.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableWidget, QTableWidgetItem, QWidget
+
+FAILED_RED = QColor(200, 30, 30)
+
+
+def format_seconds(seconds: float) -> str:
+    """A length for people: tenths of a second, milliseconds below 0.05 s (never "0.0 s")."""
+    if seconds < 0.05:
+        return f"{seconds * 1000:.0f} ms"
+    return f"{seconds:.1f} s"
 
 
 @dataclass(frozen=True)
@@ -21,6 +35,9 @@ class SegmentRow:
     message: str = ""
     custom: bool = False  # has its own settings
     takes: int = 1  # > 1: a runaway take was drawn again (the official bad-case retry)
+    seed: int | None = None  # the seed of the current take
+    playing: bool = False  # the playhead is in this segment
+    position: float | None = None  # seconds into it, while playing
 
 
 class SegmentTable(QTableWidget):
@@ -29,6 +46,8 @@ class SegmentTable(QTableWidget):
     regenerateRequested = Signal(int, bool)  # row, new seed
     settingsRequested = Signal(int)
     playRequested = Signal(int)
+    detailsRequested = Signal(int)
+    keepSeedRequested = Signal(int)
 
     COLUMNS = 5
 
@@ -41,13 +60,14 @@ class SegmentTable(QTableWidget):
         self.verticalHeader().setVisible(False)
         self.setShowGrid(False)
         self.setWordWrap(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = self.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.ResizeToContents)
-        self.setColumnWidth(3, 130)
+        self.setColumnWidth(3, 220)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
         self.cellDoubleClicked.connect(lambda row, _col: self.playRequested.emit(row))
@@ -55,7 +75,7 @@ class SegmentTable(QTableWidget):
         # The cells' items, kept here so a cell is never looked up with item(): PySide6 6.12's
         # item() drops a reference to None each time it returns None, and the process aborts
         # ("none_dealloc") after a few long pastes. Row i of the table is _items[i], always.
-        self._items: list[list[QTableWidgetItem]] = []
+        self._cells: list[list[QTableWidgetItem]] = []
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -67,17 +87,24 @@ class SegmentTable(QTableWidget):
     def rows(self) -> list[SegmentRow]:
         return list(self._rows)
 
+    def cell_text(self, row: int, column: int) -> str:
+        """What a cell shows (tests and the keyboard pass read it without ``item()``)."""
+        return self._cells[row][column].text()
+
+    def cell(self, row: int, column: int) -> QTableWidgetItem:
+        return self._cells[row][column]
+
     def set_rows(self, rows: list[SegmentRow]) -> None:
         self._rows = list(rows)
-        del self._items[len(rows) :]  # setRowCount deletes those rows' items
+        del self._cells[len(rows) :]  # setRowCount deletes those rows' items
         self.setRowCount(len(rows))
-        for i in range(len(self._items), len(rows)):
+        for i in range(len(self._cells), len(rows)):
             cells = [QTableWidgetItem() for _ in range(self.COLUMNS)]
             for col, item in enumerate(cells):
                 if col in (0, 4):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.setItem(i, col, item)
-            self._items.append(cells)
+            self._cells.append(cells)
         for i, row in enumerate(rows):
             self._fill(i, row)
 
@@ -88,29 +115,43 @@ class SegmentTable(QTableWidget):
 
     def status_text(self, row: SegmentRow) -> str:
         text = self._status_word(row)
-        return self.tr("{0} · take {1}").format(text, row.takes) if row.takes > 1 and text else text
+        if row.takes > 1 and text:
+            text = self.tr("{0} · take {1}").format(text, row.takes)
+        if not row.playing:
+            return text
+        at = format_seconds(row.position or 0.0)
+        return f"▶ {at} · {text}" if text else f"▶ {at}"
 
     def _status_word(self, row: SegmentRow) -> str:
+        if row.status == "failed":
+            reason = row.message.splitlines()[0] if row.message else ""
+            return self.tr("Failed: {0}").format(reason) if reason else self.tr("Failed")
         return {
             "": "",
             "queued": self.tr("Queued"),
             "generating": self.tr("Generating {0}%").format(int(row.progress * 100)),
             "done": self.tr("Done"),
-            "failed": self.tr("Failed"),
             "cancelled": self.tr("Stopped"),
         }.get(row.status, row.status)
 
     def _fill(self, index: int, row: SegmentRow) -> None:
         number = f"{index + 1}{' *' if row.custom else ''}"
-        length = f"{row.seconds:.1f} s" if row.seconds is not None else ""
-        cells = self._items[index]
-        texts = (number, row.voice, row.text, self.status_text(row), length)
-        for item, text in zip(cells, texts, strict=True):
+        length = format_seconds(row.seconds) if row.seconds is not None else ""
+        failed = row.status == "failed"
+        brush = QBrush(FAILED_RED) if failed else QBrush()
+        cells = self._cells[index]
+        for col, text in enumerate((number, row.voice, row.text, self.status_text(row), length)):
+            item = cells[col]
             if item.text() != text:
                 item.setText(text)
+            item.setForeground(brush)
+            font = QFont(item.font())
+            font.setBold(row.playing)
+            item.setFont(font)
         cells[2].setToolTip(row.text)
         retried = self.tr("Drawn again: an earlier take ran on far longer than its text.")
         cells[3].setToolTip("\n".join(t for t in (row.message, retried if row.takes > 1 else "") if t))
+        cells[4].setToolTip(self.tr("Seed {0}").format(row.seed) if row.seed is not None else "")
 
     def _menu(self, pos: QPoint) -> None:
         row = self.rowAt(pos.y())
@@ -121,8 +162,11 @@ class SegmentTable(QTableWidget):
             (self.tr("Play this segment"), lambda: self.playRequested.emit(row)),
             (self.tr("Regenerate (same seed)"), lambda: self.regenerateRequested.emit(row, False)),
             (self.tr("Regenerate (new seed)"), lambda: self.regenerateRequested.emit(row, True)),
+            (self.tr("Keep this take's seed"), lambda: self.keepSeedRequested.emit(row)),
             (self.tr("Segment settings…"), lambda: self.settingsRequested.emit(row)),
         ]
+        if row < len(self._rows) and self._rows[row].status == "failed":
+            actions.append((self.tr("Details…"), lambda: self.detailsRequested.emit(row)))
         for label, slot in actions:
             action = QAction(label, menu)
             action.triggered.connect(slot)

@@ -33,9 +33,7 @@ def audio_device_names(kind: str) -> list[str]:
 class SettingsDialog(QDialog):
     """Edits a :class:`Settings`; writes it back on OK. Language and theme apply on accept."""
 
-    def __init__(
-        self, settings: Settings, dialogs: Dialogs, parent: QWidget | None = None, api=None
-    ) -> None:
+    def __init__(self, settings: Settings, dialogs: Dialogs, parent: QWidget | None = None, api=None) -> None:
         super().__init__(parent)
         self.settings = settings
         self.dialogs = dialogs

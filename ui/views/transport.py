@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QStyle, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStyle, QWidget
+
+from ui.progress import RunCounts
+from ui.views.run_progress import RunProgressBar
 
 
 def format_eta(seconds: float | None) -> str:
@@ -20,6 +23,7 @@ class TransportBar(QWidget):
     stopClicked = Signal()
     playPauseClicked = Signal()
     exportClicked = Signal()
+    showFailedClicked = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -30,12 +34,14 @@ class TransportBar(QWidget):
         self.export_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_DialogSaveButton), "")
         self.speak_button.setObjectName("speakButton")
         self.speak_button.setDefault(True)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        self.progress.setTextVisible(False)
-        self.progress.setMinimumWidth(240)
+        self.progress = RunProgressBar()
+        self.progress.setMinimumWidth(80)
         self.status_label = QLabel()
-        self.status_label.setMinimumWidth(220)
+        self.status_label.setMinimumWidth(120)
+        self.status_label.setTextFormat(Qt.TextFormat.RichText)
+        self.status_label.linkActivated.connect(lambda _link: self.showFailedClicked.emit())
+        self.busy_label = QLabel()  # what the engine is doing right now: loading, encoding, ...
+        self.busy_label.setObjectName("hint")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 8)
         layout.setSpacing(8)
@@ -45,6 +51,7 @@ class TransportBar(QWidget):
         layout.addSpacing(12)
         layout.addWidget(self.progress, 1)
         layout.addWidget(self.status_label)
+        layout.addWidget(self.busy_label)
         layout.addSpacing(12)
         self.export_button.setMinimumHeight(32)
         layout.addWidget(self.export_button)
@@ -76,8 +83,23 @@ class TransportBar(QWidget):
         self.play_button.setText(self.tr("Pause") if playing else self.tr("Play"))
         self.play_button.setToolTip(self.tr("Play or pause (Space, Ctrl+P)"))
 
-    def set_progress(self, fraction: float, eta: float | None, text: str) -> None:
-        self.progress.setValue(int(round(1000 * max(0.0, min(1.0, fraction)))))
+    def set_busy_text(self, text: str) -> None:
+        self.busy_label.setText(text)
+
+    def counts_text(self, counts: RunCounts) -> str:
+        """ "5 done · 3 failed · 0 left of 8", the failures in red with a link that shows them."""
+        done = self.tr("{0} done").format(counts.done)
+        parts = [done]
+        if counts.failed:
+            failed = self.tr("{0} failed").format(counts.failed)
+            show = self.tr("show")
+            parts.append(f'<span style="color:#c81e1e">{failed}</span> — <a href="failed">{show}</a>')
+        parts.append(self.tr("{0} left of {1}").format(counts.remaining, counts.total))
+        return " · ".join(parts)
+
+    def set_counts(self, counts: RunCounts, eta: float | None) -> None:
+        self.progress.set_counts(counts)
+        text = self.counts_text(counts) if counts.total else ""
         remaining = format_eta(eta)
         if remaining:
             text = self.tr("{0} · about {1} left").format(text, remaining)

@@ -32,11 +32,14 @@ from PySide6.QtWidgets import (
 
 from app.errors import VoxDeskError
 from app.voices.cloning import resolve_mode
+from app.voices.fit import ModelLimits, usable_seconds
 from app.voices.library import Voice, VoiceLibrary
 from app.voices.prepare import EditHistory, length_advice, normalise_loudness, trim_silence
 from ui.dialogs import Dialogs
 from ui.errors import report
 from ui.transcriber import Transcriber
+from ui.views.reference_guide import ReferenceGuide
+from ui.views.segment_table import format_seconds
 from ui.views.waveform import WaveformView
 
 T = TypeVar("T")
@@ -49,7 +52,8 @@ class VoicePanel(QWidget):
 
     voicesChanged = Signal()
     voiceRenamed = Signal(str, str)  # old name, new name (sent before voicesChanged)
-    playRequested = Signal(object, int)  # samples, sample rate
+    playRequested = Signal(object, int, str)  # samples, sample rate, source (see Playback.play_clip)
+    stopRequested = Signal()
     recordRequested = Signal()
     latentsCleared = Signal(str)  # voice id: its cached encoding was dropped ("Re-encode")
 
@@ -68,6 +72,8 @@ class VoicePanel(QWidget):
         self.setAcceptDrops(True)
         self._architecture = "voxcpm2"
         self._audio: np.ndarray | None = None  # the selected voice's untrimmed audio (own rate)
+        self._limits: ModelLimits | None = None
+        self._script: list[tuple[str | None, str]] = []  # (voice name, text) of each segment
         icon = self.style().standardIcon
 
         self.list = QListWidget()
@@ -80,6 +86,7 @@ class VoicePanel(QWidget):
         self.reencode_button = QPushButton(icon(QStyle.StandardPixmap.SP_BrowserReload), "")
         self.name = QLineEdit()
         self.waveform = WaveformView()
+        self.guide = ReferenceGuide()
         self.play_selection = QPushButton(icon(QStyle.StandardPixmap.SP_MediaPlay), "")
         self.trim_button = QPushButton()
         self.trim_silence_button = QPushButton()
@@ -101,6 +108,13 @@ class VoicePanel(QWidget):
         self.mode_hint.setWordWrap(True)
         self.info = QLabel()
         self.info.setObjectName("hint")
+        self.wave_hint = QLabel()
+        self.wave_hint.setObjectName("hint")
+        self.wave_hint.setWordWrap(True)
+        self.output_line = QLabel()  # where the sound goes: the output device, or that there is none
+        self.output_line.setObjectName("hint")
+        self.output_line.setWordWrap(True)
+        self._playing_voice = False
 
         self.library_box = QGroupBox()
         lib_layout = QVBoxLayout(self.library_box)
@@ -118,6 +132,8 @@ class VoicePanel(QWidget):
         self.name_label, self.transcript_label = QLabel(), QLabel()
         form.addRow(self.name_label, self.name)
         form.addRow(self.waveform)
+        form.addRow(self.guide)
+        form.addRow(self.wave_hint)
         edit_row = QHBoxLayout()
         for button in (self.play_selection, self.trim_button):
             edit_row.addWidget(button)
@@ -142,6 +158,7 @@ class VoicePanel(QWidget):
         manage.addStretch(1)
         manage.addWidget(self.delete_button)
         form.addRow(manage)
+        form.addRow(self.output_line)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -194,6 +211,11 @@ class VoicePanel(QWidget):
         self.reencode_button.setToolTip(
             self.tr("Forget this voice's cached encoding: the next Speak encodes its recording again.")
         )
+        self.set_playing(self._playing_voice)
+        self.wave_hint.setText(
+            self.tr("Drag across the waveform to select a part; drag the handles to adjust it.")
+        )
+        self.waveform.setToolTip(self.wave_hint.text())
         self.play_selection.setText(self.tr("Play selection"))
         self.trim_button.setText(self.tr("Trim to selection"))
         self.trim_silence_button.setText(self.tr("Trim silence"))
@@ -233,7 +255,7 @@ class VoicePanel(QWidget):
         for voice in self.library.list():
             item = QListWidgetItem(icon, voice.name)
             item.setData(Qt.ItemDataRole.UserRole, voice.id)
-            item.setToolTip(f"{voice.duration:.1f} s · {voice.source}")
+            item.setToolTip(f"{format_seconds(voice.duration)} · {voice.source}")
             self.list.addItem(item)
             if voice.id == current:
                 self.list.setCurrentItem(item)
@@ -265,20 +287,64 @@ class VoicePanel(QWidget):
         self._update_info()
         self._update_recognition()
 
+    # --- what fits -------------------------------------------------------------------------
+    def set_fit(self, limits: ModelLimits | None, script: list[tuple[str | None, str]]) -> None:
+        """The loaded model's limits and the script's (voice, text) segments, for the guide."""
+        self._limits, self._script = limits, list(script)
+        self._update_guide()
+
+    def usable_seconds(self, voice: Voice | None = None) -> float | None:
+        """How much of ``voice`` (default: the selected one) the model can use for the segments it
+        speaks (all segments when it speaks none); None without a model or a usable mode."""
+        voice = voice or self.selected()
+        if self._limits is None or voice is None:
+            return None
+        if voice.id == getattr(self.selected(), "id", None):
+            voice = replace(voice, transcript=self.transcript.toPlainText().strip())
+        try:
+            mode = resolve_mode(voice, self._architecture)
+        except VoxDeskError:
+            return None
+        own = [t for name, t in self._script if name and name.casefold() == voice.name.casefold()]
+        texts = own or [t for _name, t in self._script]
+        return usable_seconds(self._limits, texts, mode, voice.transcript)
+
+    def _update_guide(self) -> None:
+        voice = self.selected() if hasattr(self, "list") else None
+        if voice is None or self._audio is None:
+            self.guide.set_values(0.0, None, (0.0, 0.0))
+            return
+        rate = voice.sample_rate
+        start, end = self.waveform.selection()
+        self.guide.set_values(len(self._audio) / rate, self.usable_seconds(voice), (start / rate, end / rate))
+
+    def select_usable(self) -> None:
+        """Shrink the waveform selection to what the model can use (the Fix for "too long")."""
+        voice, usable = self.selected(), self.usable_seconds()
+        if voice is None or self._audio is None or usable is None:
+            return
+        start, end = self.waveform.selection()
+        self.waveform.set_selection(start, min(end, start + int(usable * voice.sample_rate)))
+
     def _update_info(self) -> None:
         voice = self.selected() if hasattr(self, "list") else None
         self.undo_button.setEnabled(self.history.can_undo(voice))
         advice = length_advice(voice) if voice is not None else ""
         self.length_warning.setText(self.tr("⚠ {0}").format(advice) if advice else "")
         self.length_warning.setVisible(bool(advice))
+        if hasattr(self, "guide"):
+            self._update_guide()
         if voice is None or self._audio is None:
             self.info.setText("")
             return
         start, end = self.waveform.selection()
         gain = self.tr(", normalised") if voice.normalised else ""
         self.info.setText(
-            self.tr("{0:.1f} s in use of {1:.1f} s · selection {2:.1f} s{3}").format(
-                voice.duration, voice.raw_duration, (end - start) / voice.sample_rate, gain
+            self.tr("{0} in use of {1} · selection {2}{3}").format(
+                format_seconds(voice.duration),
+                format_seconds(voice.raw_duration),
+                format_seconds((end - start) / voice.sample_rate),
+                gain,
             )
         )
 
@@ -286,6 +352,7 @@ class VoicePanel(QWidget):
         """ "voxcpm2" or "voxcpm": the transcript hint depends on which modes the model has."""
         self._architecture = architecture
         self._update_hint()
+        self._update_guide()
 
     def _update_hint(self) -> None:
         voice = self.selected() if hasattr(self, "list") else None
@@ -320,15 +387,23 @@ class VoicePanel(QWidget):
             self.dialogs.error(self, report(exc, context))
             return None
 
-    def import_dialog(self) -> None:
+    def import_dialog(self, name: str | None = None) -> None:
+        """Ask for a file and import it (as ``name`` when given, e.g. for an unknown [tag])."""
         path = self.dialogs.open_audio(self)
         if path is not None:
-            self.import_files([path])
+            self.import_files([path], name)
 
-    def import_files(self, files: list[Path]) -> None:
+    def select_name(self, name: str) -> bool:
+        """Select the voice called ``name`` (any case); False when there is none."""
+        voice = self.library.find(name)
+        if voice is not None:
+            self.refresh(select_id=voice.id)
+        return voice is not None
+
+    def import_files(self, files: list[Path], name: str | None = None) -> None:
         added = []
         for path in files:
-            voice = self._run(lambda p=path: self.library.import_file(p), "importing a voice")
+            voice = self._run(lambda p=path: self.library.import_file(p, name), "importing a voice")
             if voice is not None:
                 added.append(voice)
         if added:
@@ -375,6 +450,7 @@ class VoicePanel(QWidget):
     def _transcript_changed(self) -> None:
         self._update_hint()
         self._update_recognition()
+        self._update_guide()
         self._transcript_timer.start()
 
     def _save_transcript(self) -> None:
@@ -433,18 +509,41 @@ class VoicePanel(QWidget):
             self.latentsCleared.emit(voice.id)
             self.info.setText(self.tr("The voice will be encoded again at the next Speak."))
 
+    def set_playing(self, playing: bool) -> None:
+        """A voice clip is playing: "Play voice" becomes "Stop"."""
+        self._playing_voice = playing
+        icon = QStyle.StandardPixmap.SP_MediaStop if playing else QStyle.StandardPixmap.SP_MediaPlay
+        self.play_button.setIcon(self.style().standardIcon(icon))
+        self.play_button.setText(self.tr("Stop") if playing else self.tr("Play voice"))
+
     def play_voice(self) -> None:
+        if self._playing_voice:
+            self.stopRequested.emit()
+            return
         voice = self.selected()
         if voice is not None:
             samples = self._run(lambda: self.library.audio(voice), "playing a voice")
             if samples is not None:
-                self.playRequested.emit(samples, voice.sample_rate)
+                offset = int(round(voice.trim_start * voice.sample_rate))
+                self.playRequested.emit(samples, voice.sample_rate, f"voice:{voice.id}:{offset}")
 
     def play_trim_selection(self) -> None:
         voice = self.selected()
         if voice is not None and self._audio is not None:
             start, end = self.waveform.selection()
-            self.playRequested.emit(self._audio[start:end].copy(), voice.sample_rate)
+            self.playRequested.emit(
+                self._audio[start:end].copy(), voice.sample_rate, f"voice:{voice.id}:{start}"
+            )
+
+    def show_playhead(self, source: str, seconds: float | None) -> None:
+        """The playhead of a voice clip (``source`` from :meth:`play_voice`); None hides it."""
+        voice = self.selected()
+        kind, _, rest = source.partition(":")
+        voice_id, _, offset = rest.partition(":")
+        if seconds is None or kind != "voice" or voice is None or voice.id != voice_id:
+            self.waveform.set_playhead(None)
+            return
+        self.waveform.set_playhead(int(offset) + int(round(seconds * voice.sample_rate)))
 
     # --- speech recognition -----------------------------------------------------------------
     def _start_recognition(self, voice: Voice, manual: bool = False) -> None:

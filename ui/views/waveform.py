@@ -1,8 +1,9 @@
 """A waveform of one voice recording with two trim handles.
 
-Drag a handle (or click near it) to move it; the span between the handles is the selection that
-"Play selection" plays and "Trim" keeps. The drawing is a per-pixel min/max envelope, computed
-once per size change, so painting stays cheap for long recordings.
+Drag across the waveform to select a range; drag a handle to adjust one end. The span between
+the handles is the selection that "Play selection" plays and "Trim" keeps. While the recording
+plays, a playhead line shows where the listener is. The drawing is a per-pixel min/max
+envelope, computed once per size change, so painting stays cheap for long recordings.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPalette, 
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 HANDLE_GRAB_PX = 8
+PLAYHEAD = QColor(230, 120, 0)
 
 
 class WaveformView(QWidget):
@@ -28,7 +30,10 @@ class WaveformView(QWidget):
         self._samples = np.zeros(0, dtype=np.float32)
         self._start = 0
         self._end = 0
-        self._drag: str | None = None
+        self._drag: str | None = None  # "start" | "end" (a handle) | "range" (a new selection)
+        self._anchor = 0
+        self._before = (0, 0)  # the selection before a range drag (a bare click keeps it)
+        self._playhead: int | None = None
         self._envelope: np.ndarray | None = None
 
     # --- data -----------------------------------------------------------------------------
@@ -41,6 +46,14 @@ class WaveformView(QWidget):
 
     def samples(self) -> np.ndarray:
         return self._samples
+
+    def set_playhead(self, sample: int | None) -> None:
+        if sample != self._playhead:
+            self._playhead = sample
+            self.update()
+
+    def playhead(self) -> int | None:
+        return self._playhead
 
     def selection(self) -> tuple[int, int]:
         return self._start, self._end
@@ -83,12 +96,20 @@ class WaveformView(QWidget):
         self._envelope = None
         super().resizeEvent(event)
 
+    def _near_handle(self, x: float) -> str | None:
+        d_start, d_end = abs(x - self._x_of(self._start)), abs(x - self._x_of(self._end))
+        if min(d_start, d_end) > HANDLE_GRAB_PX:
+            return None
+        return "start" if d_start <= d_end else "end"
+
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         if not len(self._samples) or event.button() != Qt.MouseButton.LeftButton:
             return
         x = event.position().x()
-        d_start, d_end = abs(x - self._x_of(self._start)), abs(x - self._x_of(self._end))
-        self._drag = "start" if d_start <= d_end else "end"
+        self._drag = self._near_handle(x)
+        if self._drag is None:  # anywhere else: start selecting a new range from here
+            self._drag, self._anchor, self._before = "range", self._sample_at(x), (self._start, self._end)
+            return
         self._move_drag(x)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
@@ -96,15 +117,19 @@ class WaveformView(QWidget):
         if self._drag:
             self._move_drag(x)
             return
-        near = min(abs(x - self._x_of(self._start)), abs(x - self._x_of(self._end))) <= HANDLE_GRAB_PX
-        self.setCursor(Qt.CursorShape.SizeHorCursor if near else Qt.CursorShape.ArrowCursor)
+        near = self._near_handle(x) is not None
+        self.setCursor(Qt.CursorShape.SizeHorCursor if near else Qt.CursorShape.IBeamCursor)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if self._drag == "range" and self._end - self._start < 2:
+            self.set_selection(*self._before)  # a click, not a drag: nothing to select
         self._drag = None
 
     def _move_drag(self, x: float) -> None:
         s = self._sample_at(x)
-        if self._drag == "start":
+        if self._drag == "range":
+            self.set_selection(min(s, self._anchor), max(s, self._anchor))
+        elif self._drag == "start":
             self.set_selection(min(s, self._end), self._end)
         else:
             self.set_selection(self._start, max(s, self._start))
@@ -133,4 +158,8 @@ class WaveformView(QWidget):
             for x in (x0, x1):
                 p.drawLine(QPointF(x, 0), QPointF(x, rect.height()))
                 p.drawRect(QRectF(x - 3, 0, 6, 8))
+        if self._playhead is not None and len(self._samples):
+            x = self._x_of(self._playhead)
+            p.setPen(QPen(PLAYHEAD, 2))
+            p.drawLine(QPointF(x, 0), QPointF(x, rect.height()))
         p.end()

@@ -1,0 +1,62 @@
+"""``[Voice]`` tags checked as the user types: unknown names get a red wavy underline.
+
+The highlighter only colours; :func:`unknown_tags` lists the unknown names (in order of first use)
+for the hint under the editor, which offers the quick fixes.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+
+from app.text.segmenter import tag_span
+
+UNKNOWN_RED = QColor(200, 30, 30)
+
+
+def unknown_tags(text: str, known: set[str]) -> list[str]:
+    """Tag names in ``text`` that name no voice in ``known`` (casefolded names)."""
+    seen: dict[str, str] = {}
+    for line in text.splitlines():
+        span = tag_span(line)
+        if span is not None and span[2].casefold() not in known:
+            seen.setdefault(span[2].casefold(), span[2])
+    return list(seen.values())
+
+
+class TagHighlighter(QSyntaxHighlighter):
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self.known: set[str] = set()
+        self._unknown = QTextCharFormat()
+        self._unknown.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SpellCheckUnderline)
+        self._unknown.setUnderlineColor(UNKNOWN_RED)
+        self._unknown.setForeground(UNKNOWN_RED)
+        self._known = QTextCharFormat()
+        self._known.setFontWeight(600)
+
+    def set_known(self, names: list[str]) -> None:
+        known = {n.casefold() for n in names}
+        if known != self.known:
+            self.known = known
+            self.rehighlight()
+
+    def is_known(self, name: str) -> bool:
+        return name.casefold() in self.known
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 (Qt name)
+        span = tag_span(text)
+        if span is None:
+            return
+        start, end, name = span
+        fmt = self._known if self.is_known(name) else self._unknown
+        self.setFormat(start, end - start, fmt)
+
+
+def tag_format_at(document: QTextDocument, line: int, column: int) -> QTextCharFormat | None:
+    """The highlighter's format at a position (None when plain): what the user sees there."""
+    block = document.findBlockByNumber(line)
+    ranges = block.layout().formats()  # kept alive while its formats are copied out
+    for rng in ranges:
+        if rng.start <= column < rng.start + rng.length:
+            return QTextCharFormat(rng.format)
+    return None
