@@ -2,9 +2,11 @@
 
 import sys
 
-from ui.main import run
-
+# (imports stay under the guard: the text normalizer's child process, started with "spawn",
+# imports this module again as __mp_main__ and must not load the window)
 if __name__ == "__main__":
+    from ui.main import run
+
     if sys.argv[1:2] == ["--self-test"]:  # the installation check (app/selftest.py), no window
         from app.cli import main
 

@@ -161,7 +161,9 @@ class NormalizerProcess:
                 import multiprocessing
 
                 context = multiprocessing.get_context("spawn")  # no forked Qt or torch state
-                self._pool = ProcessPoolExecutor(max_workers=1, mp_context=context)
+                self._pool = ProcessPoolExecutor(
+                    max_workers=1, mp_context=context, initializer=_yield_to_the_window
+                )
             return self._pool.submit(normalize_for_speech, text)
 
     def close(self) -> None:
@@ -169,6 +171,17 @@ class NormalizerProcess:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _yield_to_the_window() -> None:
+    """In the child: a lower CPU priority, so loading the grammars never competes with the GUI."""
+    import os
+
+    if hasattr(os, "nice"):
+        try:
+            os.nice(5)
+        except OSError:
+            pass
 
 
 background = NormalizerProcess()
