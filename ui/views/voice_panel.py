@@ -587,8 +587,8 @@ class VoicePanel(QWidget):
             self.transcriber.cancel(voice.id)
 
     def _is_selected(self, voice_id: str) -> bool:
-        item = self.list.currentItem()
-        return item is not None and item.data(Qt.ItemDataRole.UserRole) == voice_id
+        row = self.list.currentRow()  # not currentItem(): see ui/views/segment_table.py on None
+        return 0 <= row < self.list.count() and self.list.item(row).data(Qt.ItemDataRole.UserRole) == voice_id
 
     def _recognition_progress(self, voice_id: str, fraction: float) -> None:
         self._recognition_progress_of[voice_id] = fraction
