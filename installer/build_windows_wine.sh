@@ -148,7 +148,7 @@ VERSION=$(python3 installer/version.py)
 step "pyinstaller pyinstaller.spec (under Wine)"
 T0=$(date +%s)
 KMP_AFFINITY=disabled wine_in "$BUILD_PREFIX" "$WINPY" -m PyInstaller --noconfirm --clean --log-level WARN pyinstaller.spec |
-    tee "$OUT/pyinstaller.log" | grep -vE "^\s*$" | tail -20
+    tee "$OUT/pyinstaller.log" | grep -avE "^\s*$" | tail -20
 T1=$(date +%s)
 [ -f "$BUNDLE/VoxDesk.exe" ] && [ -f "$BUNDLE/voxdesk-cli.exe" ] || { echo "PyInstaller made no executables"; exit 1; }
 ls -la "$BUNDLE"/*.exe
@@ -161,13 +161,13 @@ S0=$(date +%s.%N)
 VOXDESK_HOME=$(winpath "$SELFTEST_HOME") WINEPREFIX=$BUILD_PREFIX \
     bash -c 'echo | wine "$0"/voxdesk-cli.exe --self-test 2>&1 | cat' "$BUNDLE" | tee "$OUT/selftest-cli.txt"
 S1=$(date +%s.%N)
-grep -q "SELF-TEST PASSED" "$OUT/selftest-cli.txt" || { echo "voxdesk-cli.exe --self-test failed"; exit 1; }
+grep -aq "SELF-TEST PASSED" "$OUT/selftest-cli.txt" || { echo "voxdesk-cli.exe --self-test failed"; exit 1; }
 echo "self-test process under Wine: $(python3 -c "print(f'{$S1 - $S0:.1f}')") s"
 
 step "self-test: VoxDesk.exe --self-test (windowed: the report goes to console.log)"
 VOXDESK_HOME=$(winpath "$SELFTEST_HOME") wine_in "$BUILD_PREFIX" "$BUNDLE/VoxDesk.exe" --self-test
 tail -3 "$SELFTEST_HOME/logs/console.log"
-grep -q "SELF-TEST PASSED" "$SELFTEST_HOME/logs/console.log" || { echo "VoxDesk.exe --self-test failed"; exit 1; }
+grep -aq "SELF-TEST PASSED" "$SELFTEST_HOME/logs/console.log" || { echo "VoxDesk.exe --self-test failed"; exit 1; }
 
 step "synth: voxdesk-cli.exe on a tiny checkpoint vs the Linux build, same seed"
 PARITY=$OUT/parity
@@ -255,7 +255,7 @@ if [ -n "$SETUP" ]; then
     install_silent
     step "installed self-test, user data in the real %LOCALAPPDATA% of \"$TEST_USER\""
     wine_in "$USER_PREFIX" "$APPDIR\\voxdesk-cli.exe" --self-test | tee "$OUT/selftest-installed.txt"
-    grep -q "SELF-TEST PASSED" "$OUT/selftest-installed.txt"
+    grep -aq "SELF-TEST PASSED" "$OUT/selftest-installed.txt"
     wine_in "$USER_PREFIX" "$APPDIR\\voxdesk-cli.exe" synth --model "$(winpath "$PARITY/model")" --text "Zoë" \
         --seed 7 --out "C:\\users\\$TEST_USER\\Documents\\Zoë's take.wav"
     ls -la "$DATA" "$UDRIVE/users/$TEST_USER/Documents/"
@@ -302,7 +302,7 @@ step "VoxDesk $VERSION (Windows, CPU) under Wine: report"
 echo "total time:      $((END - START)) s (PyInstaller $((T1 - T0)) s${SETUP:+, Inno Setup $((I1 - I0)) s})"
 echo "bundle:          $(du -sm "$BUNDLE" | cut -f1) MB, $(find "$BUNDLE" -type f | wc -l) files"
 [ -n "$SETUP" ] && echo "installer:       $(du -m "$SETUP" | cut -f1) MB  $SETUP"
-grep -h "SELF-TEST" "$OUT/selftest-cli.txt" "$OUT/parity.txt" 2>/dev/null || true
+grep -ah "SELF-TEST" "$OUT/selftest-cli.txt" "$OUT/parity.txt" 2>/dev/null || true
 cat "$OUT/parity.txt"
 echo "largest files:"
 find "$BUNDLE" -type f -printf '%s %P\n' | sort -rn | head -8 | awk '{printf "  %8.1f MB  %s\n", $1/1048576, $2}'
