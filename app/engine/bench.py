@@ -66,7 +66,10 @@ def run_batch(
 ) -> dict[str, Any]:
     """``n`` concurrent requests of exactly ``steps`` patches, submitted together."""
     text = _text(engine, steps)
-    reqs = [SynthRequest(text, voice=voice, seed=seed0 + i, min_len=10**6, max_len=steps) for i in range(n)]
+    reqs = [
+        SynthRequest(text, voice=voice, seed=seed0 + i, min_len=10**6, max_len=steps, retry_badcase=False)
+        for i in range(n)
+    ]
     _sync(engine.device)
     t0 = time.perf_counter()
     ids = {engine.submit(r) for r in reqs}
@@ -107,7 +110,10 @@ def profile_step(engine: Engine, n: int, reps: int = 20) -> dict[str, float]:
     r, dev = engine.runner, engine.device
     if dev.type != "cuda":
         return {}
-    reqs = [SynthRequest(_text(engine, 64), seed=900 + i, min_len=10**6, max_len=64) for i in range(n)]
+    reqs = [
+        SynthRequest(_text(engine, 64), seed=900 + i, min_len=10**6, max_len=64, retry_badcase=False)
+        for i in range(n)
+    ]
     for q in reqs:
         engine.submit(q)
     while len(engine.scheduler.running) < n:  # admit and prefill everyone
@@ -239,7 +245,9 @@ def fidelity(config: EngineConfig, steps: int, voice_patches: int) -> dict[str, 
     for cfg in (config, replace(config, dtype="float32", cpu_weights=None, vae_dtype="float32")):
         engine = Engine(replace(cfg, max_num_seqs=1))
         voice = _voice(engine, voice_patches)
-        req = SynthRequest(_text(engine, steps), voice=voice, seed=7, min_len=10**6, max_len=steps)
+        req = SynthRequest(
+            _text(engine, steps), voice=voice, seed=7, min_len=10**6, max_len=steps, retry_badcase=False
+        )
         rid = engine.submit(req)
         audio: list[np.ndarray] = []
         seqs = {}
