@@ -250,63 +250,63 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="286"/>
-        <location filename="../main_window.py" line="317"/>
+        <location filename="../main_window.py" line="370"/>
+        <location filename="../main_window.py" line="402"/>
         <source>(model voice)</source>
         <translation>（模型自带声音）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="419"/>
+        <location filename="../main_window.py" line="511"/>
         <source>The model is not loaded yet. Wait for it to finish, or choose one in Models.</source>
         <translation>模型尚未加载。请等待加载完成，或在“模型”中选择一个。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="430"/>
+        <location filename="../main_window.py" line="523"/>
         <source>There is nothing to speak yet. Type some text first.</source>
         <translation>还没有可朗读的内容。请先输入文字。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="215"/>
+        <location filename="../main_window.py" line="252"/>
         <source>Untitled script</source>
         <translation>未命名脚本</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="317"/>
+        <location filename="../main_window.py" line="402"/>
         <source>Segment {0} · voice: {1}</source>
         <translation>片段 {0} · 声音：{1}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="325"/>
+        <location filename="../main_window.py" line="410"/>
         <source>Log ({0}):</source>
         <translation>日志（{0}）：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="352"/>
+        <location filename="../main_window.py" line="437"/>
         <source>Drag on the waveform to choose the part to keep, then press “Trim to selection”.</source>
         <translation>在波形上拖动选择要保留的部分，然后点击“裁剪到选区”。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="364"/>
+        <location filename="../main_window.py" line="449"/>
         <source>Which voice should speak the lines tagged [{0}]?</source>
         <translation>标记为 [{0}] 的行应由哪个声音朗读？</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="395"/>
+        <location filename="../main_window.py" line="483"/>
         <source>There is no voice named “{0}”. Import or record it, or fix the [tag].</source>
         <translation>没有名为“{0}”的声音。请导入或录制它，或修改 [标记]。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="435"/>
+        <location filename="../main_window.py" line="528"/>
         <source>Waiting for the model to load…</source>
         <translation>正在等待模型加载…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="443"/>
+        <location filename="../main_window.py" line="536"/>
         <source>Preparing the voices…</source>
         <translation>正在准备声音…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="486"/>
+        <location filename="../main_window.py" line="579"/>
         <source>Segments {0} cannot fit in this model with the voice “{1}”: its recording is {2}, and the model can use up to {3} of it for them. They would fail or be cut short.
 
 Speak anyway? Choose No to trim the voice first.</source>
@@ -315,97 +315,97 @@ Speak anyway? Choose No to trim the voice first.</source>
 仍要朗读吗？选择“否”先裁剪声音。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="519"/>
+        <location filename="../main_window.py" line="613"/>
         <source>This segment has no take yet: speak it first.</source>
         <translation>此片段还没有生成结果：请先朗读。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="537"/>
+        <location filename="../main_window.py" line="631"/>
         <source>Finished: {0} done, {1} failed</source>
         <translation>已结束：{0} 个完成，{1} 个失败</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="539"/>
+        <location filename="../main_window.py" line="633"/>
         <source>Finished: {0} done</source>
         <translation>已结束：{0} 个完成</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="648"/>
+        <location filename="../main_window.py" line="742"/>
         <source>starting</source>
         <translation>正在启动</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="649"/>
+        <location filename="../main_window.py" line="743"/>
         <source>loading the model</source>
         <translation>正在加载模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="650"/>
+        <location filename="../main_window.py" line="744"/>
         <source>reserving memory</source>
         <translation>正在分配内存</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="651"/>
+        <location filename="../main_window.py" line="745"/>
         <source>preparing the GPU</source>
         <translation>正在准备 GPU</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="652"/>
+        <location filename="../main_window.py" line="746"/>
         <source>ready</source>
         <translation>就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="658"/>
+        <location filename="../main_window.py" line="752"/>
         <source>Waiting for the model to load ({0}%, {1})…</source>
         <translation>正在等待模型加载（{0}%，{1}）…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="687"/>
+        <location filename="../main_window.py" line="783"/>
         <source>Encoding the voice…</source>
         <translation>正在编码声音…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="688"/>
+        <location filename="../main_window.py" line="784"/>
         <source>Generating…</source>
         <translation>正在生成…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="710"/>
+        <location filename="../main_window.py" line="806"/>
         <source>Device: not loaded</source>
         <translation>设备：未加载</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="711"/>
+        <location filename="../main_window.py" line="807"/>
         <source>Model: {0}</source>
         <translation>模型：{0}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="711"/>
+        <location filename="../main_window.py" line="807"/>
         <source>No model</source>
         <translation>无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="713"/>
+        <location filename="../main_window.py" line="809"/>
         <source>Engine: no model</source>
         <translation>引擎：无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="714"/>
+        <location filename="../main_window.py" line="810"/>
         <source>Engine: loading {0}% ({1})</source>
         <translation>引擎：加载中 {0}%（{1}）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="715"/>
+        <location filename="../main_window.py" line="811"/>
         <source>Engine: ready</source>
         <translation>引擎：就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="716"/>
+        <location filename="../main_window.py" line="812"/>
         <source>Engine: generating</source>
         <translation>引擎：生成中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="717"/>
+        <location filename="../main_window.py" line="813"/>
         <source>Engine: model failed to load</source>
         <translation>引擎：模型加载失败</translation>
     </message>
@@ -413,137 +413,197 @@ Speak anyway? Choose No to trim the voice first.</source>
 <context>
     <name>ModelManager</name>
     <message>
-        <location filename="../views/model_manager.py" line="72"/>
+        <location filename="../views/model_manager.py" line="74"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="73"/>
+        <location filename="../views/model_manager.py" line="75"/>
         <source>{0} free on this drive</source>
         <translation>此磁盘剩余 {0}</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="87"/>
+        <location filename="../views/model_manager.py" line="94"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="96"/>
+        <location filename="../views/model_manager.py" line="103"/>
         <source>VoxDesk needs a speech model before it can speak. Download one below (only this download uses the internet), or choose a folder that already holds a model.</source>
         <translation>VoxDesk 需要语音模型才能朗读。请在下方下载一个（只有这次下载会联网），或选择已包含模型的文件夹。</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="108"/>
+        <location filename="../views/model_manager.py" line="115"/>
         <source>Hugging Face (huggingface.co)</source>
         <translation>Hugging Face（huggingface.co）</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="109"/>
+        <location filename="../views/model_manager.py" line="116"/>
         <source>Hugging Face mirror</source>
         <translation>Hugging Face 镜像</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="110"/>
+        <location filename="../views/model_manager.py" line="117"/>
         <source>ModelScope (modelscope.cn)</source>
         <translation>魔搭 ModelScope（modelscope.cn）</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="124"/>
+        <location filename="../views/model_manager.py" line="131"/>
         <source>Download</source>
         <translation>下载</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="126"/>
+        <location filename="../views/model_manager.py" line="133"/>
         <source>Cancel download</source>
         <translation>取消下载</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="129"/>
+        <location filename="../views/model_manager.py" line="136"/>
         <source>Use this model</source>
         <translation>使用此模型</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="131"/>
+        <location filename="../views/model_manager.py" line="138"/>
         <source>Use a folder…</source>
         <translation>使用文件夹…</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="132"/>
+        <location filename="../views/model_manager.py" line="139"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="135"/>
+        <location filename="../views/model_manager.py" line="141"/>
+        <source>Speech recognition (optional)</source>
+        <translation>语音识别（可选）</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="144"/>
+        <source>Fills in a voice&apos;s transcript from its recording (for the closest likeness) and checks what VoxDesk speaks. {0}, about {1} MB; it runs on this computer.</source>
+        <translation>根据录音自动填写声音的原话（以获得最接近的相似度），并检查 VoxDesk 读出的内容。{0}，约 {1} MB；在本机运行。</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="151"/>
+        <source>Download recognizer</source>
+        <translation>下载识别模型</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="154"/>
+        <source>Use a recognizer folder…</source>
+        <translation>使用识别模型文件夹…</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="165"/>
         <source>Download from:</source>
         <translation>下载来源：</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="136"/>
+        <location filename="../views/model_manager.py" line="166"/>
         <source>Mirror address:</source>
         <translation>镜像地址：</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="137"/>
+        <location filename="../views/model_manager.py" line="167"/>
         <source>Saved in:</source>
         <translation>保存位置：</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="138"/>
+        <location filename="../views/model_manager.py" line="168"/>
         <source>Free space:</source>
         <translation>可用空间：</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="180"/>
+        <location filename="../views/model_manager.py" line="213"/>
         <source>not downloaded</source>
         <translation>未下载</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="182"/>
+        <location filename="../views/model_manager.py" line="215"/>
         <source>installed</source>
         <translation>已安装</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="183"/>
+        <location filename="../views/model_manager.py" line="216"/>
         <source>partly downloaded: Download resumes it</source>
         <translation>部分下载：点击下载可继续</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="188"/>
+        <location filename="../views/model_manager.py" line="221"/>
         <source> · {0} to download</source>
         <translation> · 需下载 {0}</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="219"/>
+        <location filename="../views/model_manager.py" line="236"/>
+        <source>Using {0}</source>
+        <translation>正在使用 {0}</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="238"/>
+        <source>Installed</source>
+        <translation>已安装</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="240"/>
+        <source>Partly downloaded or damaged: Download resumes or repairs it</source>
+        <translation>下载不完整或已损坏：点击下载可继续或修复</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="242"/>
+        <source>Not installed</source>
+        <translation>未安装</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="289"/>
         <source>Connecting to {0}…</source>
         <translation>正在连接 {0}…</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="226"/>
+        <location filename="../views/model_manager.py" line="296"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="237"/>
+        <location filename="../views/model_manager.py" line="307"/>
         <source>, about {0} min left</source>
         <translation>，约剩 {0} 分钟</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="239"/>
+        <location filename="../views/model_manager.py" line="309"/>
         <source>{0} of {1} · {2}/s{3} · {4}</source>
         <translation>{0} / {1} · {2}/秒{3} · {4}</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="248"/>
+        <location filename="../views/model_manager.py" line="318"/>
         <source>Download complete.</source>
         <translation>下载完成。</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="264"/>
+        <location filename="../views/model_manager.py" line="326"/>
+        <source>Speech recognition is installed.</source>
+        <translation>语音识别已安装。</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="331"/>
+        <source>Choose a speech recognizer folder</source>
+        <translation>选择语音识别模型文件夹</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="336"/>
+        <source>{0} is not a usable speech recognizer: {1}.</source>
+        <translation>{0} 不是可用的语音识别模型：{1}。</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="341"/>
+        <source>Speech recognition uses {0}.</source>
+        <translation>语音识别使用 {0}。</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="357"/>
         <source>Choose a model folder</source>
         <translation>选择模型文件夹</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="271"/>
+        <location filename="../views/model_manager.py" line="364"/>
         <source>{0} is not a usable model folder: {1}</source>
         <translation>{0} 不是可用的模型文件夹：{1}</translation>
     </message>
@@ -551,17 +611,17 @@ Speak anyway? Choose No to trim the voice first.</source>
 <context>
     <name>Playback</name>
     <message>
-        <location filename="../playback.py" line="137"/>
+        <location filename="../playback.py" line="142"/>
         <source>Output: {0}</source>
         <translation>输出：{0}</translation>
     </message>
     <message>
-        <location filename="../playback.py" line="147"/>
+        <location filename="../playback.py" line="152"/>
         <source>No audio output device: playback is off (export still works).</source>
         <translation>没有音频输出设备：无法播放（仍可导出）。</translation>
     </message>
     <message>
-        <location filename="../playback.py" line="151"/>
+        <location filename="../playback.py" line="156"/>
         <source>Output: the system default device</source>
         <translation>输出：系统默认设备</translation>
     </message>
@@ -737,89 +797,99 @@ Speak anyway? Choose No to trim the voice first.</source>
 <context>
     <name>ScriptEditor</name>
     <message>
-        <location filename="../views/script_editor.py" line="142"/>
+        <location filename="../views/script_editor.py" line="147"/>
         <source>Default voice:</source>
         <translation>默认声音：</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="143"/>
+        <location filename="../views/script_editor.py" line="148"/>
         <source>Pronunciation…</source>
         <translation>发音…</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="146"/>
+        <location filename="../views/script_editor.py" line="149"/>
+        <source>Read numbers as words</source>
+        <translation>把数字读成文字</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="152"/>
+        <source>Numbers, dates, times, money, units and symbols are spoken as words (after the pronunciation list), as the official VoxCPM normalizer reads them</source>
+        <translation>数字、日期、时间、金额、单位和符号会读成文字（在发音表之后处理），与官方 VoxCPM 规范化的读法一致</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="158"/>
         <source>Type or paste your script here. Start a line with [Voice name] to have another voice speak it, e.g.
 [Anna] Hello there!</source>
         <translation>在此输入或粘贴脚本。在行首写 [声音名称] 可让另一个声音朗读该行，例如：
 [Anna] 你好！</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="151"/>
+        <location filename="../views/script_editor.py" line="163"/>
         <source>Sentences become segments. Tag a line with [Voice] for dialogue; Ctrl+Enter speaks.</source>
         <translation>每个句子成为一个片段。用 [声音] 标记行可制作对话；Ctrl+Enter 朗读。</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="153"/>
+        <location filename="../views/script_editor.py" line="165"/>
         <source>Script settings</source>
         <translation>脚本设置</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="154"/>
+        <location filename="../views/script_editor.py" line="166"/>
         <source>Segments</source>
         <translation>片段</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="155"/>
+        <location filename="../views/script_editor.py" line="167"/>
         <source>Play</source>
         <translation>播放</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="156"/>
+        <location filename="../views/script_editor.py" line="168"/>
         <source>Play the selected segment (double-click a row)</source>
         <translation>播放所选片段（或双击该行）</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="157"/>
+        <location filename="../views/script_editor.py" line="169"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="158"/>
+        <location filename="../views/script_editor.py" line="170"/>
         <source>Generate the selected segment again with the same seed</source>
         <translation>用相同种子重新生成所选片段</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="159"/>
+        <location filename="../views/script_editor.py" line="171"/>
         <source>New take</source>
         <translation>换一版</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="160"/>
+        <location filename="../views/script_editor.py" line="172"/>
         <source>Generate the selected segment again with a new seed</source>
         <translation>用新种子重新生成所选片段</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="161"/>
+        <location filename="../views/script_editor.py" line="173"/>
         <source>Segment settings…</source>
         <translation>片段设置…</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="215"/>
+        <location filename="../views/script_editor.py" line="227"/>
         <source>pick a voice</source>
         <translation>选择一个声音</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="218"/>
+        <location filename="../views/script_editor.py" line="230"/>
         <source>create “{0}”</source>
         <translation>创建“{0}”</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="220"/>
+        <location filename="../views/script_editor.py" line="232"/>
         <source>No voice is named [{0}]:</source>
         <translation>没有名为 [{0}] 的声音：</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="252"/>
+        <location filename="../views/script_editor.py" line="264"/>
         <source>(no voice: the model&apos;s own)</source>
         <translation>（不使用声音：模型自带）</translation>
     </message>
@@ -845,87 +915,97 @@ Speak anyway? Choose No to trim the voice first.</source>
 <context>
     <name>SegmentTable</name>
     <message>
-        <location filename="../views/segment_table.py" line="78"/>
+        <location filename="../views/segment_table.py" line="82"/>
         <source>Voice</source>
         <translation>声音</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="78"/>
+        <location filename="../views/segment_table.py" line="82"/>
         <source>Text</source>
         <translation>文本</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="78"/>
+        <location filename="../views/segment_table.py" line="82"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="78"/>
+        <location filename="../views/segment_table.py" line="82"/>
         <source>Length</source>
         <translation>时长</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="114"/>
+        <location filename="../views/segment_table.py" line="119"/>
+        <source>{0} · take {1}</source>
+        <translation>{0} · 第 {1} 次生成</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="128"/>
         <source>Failed: {0}</source>
         <translation>失败：{0}</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="117"/>
+        <location filename="../views/segment_table.py" line="131"/>
         <source>Queued</source>
         <translation>排队中</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="118"/>
+        <location filename="../views/segment_table.py" line="132"/>
         <source>Generating {0}%</source>
         <translation>生成中 {0}%</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="119"/>
+        <location filename="../views/segment_table.py" line="133"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="157"/>
+        <location filename="../views/segment_table.py" line="152"/>
+        <source>Drawn again: an earlier take ran on far longer than its text.</source>
+        <translation>已重新生成：之前的结果远长于文本。</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="169"/>
         <source>Details…</source>
         <translation>详情…</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="114"/>
+        <location filename="../views/segment_table.py" line="128"/>
         <source>Failed</source>
         <translation>失败</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="120"/>
+        <location filename="../views/segment_table.py" line="134"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="142"/>
+        <location filename="../views/segment_table.py" line="154"/>
         <source>Seed {0}</source>
         <translation>种子 {0}</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="150"/>
+        <location filename="../views/segment_table.py" line="162"/>
         <source>Play this segment</source>
         <translation>播放此片段</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="151"/>
+        <location filename="../views/segment_table.py" line="163"/>
         <source>Regenerate (same seed)</source>
         <translation>重新生成（相同种子）</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="152"/>
+        <location filename="../views/segment_table.py" line="164"/>
         <source>Regenerate (new seed)</source>
         <translation>重新生成（新种子）</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="153"/>
+        <location filename="../views/segment_table.py" line="165"/>
         <source>Keep this take&apos;s seed</source>
         <translation>保留这次生成的种子</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="154"/>
+        <location filename="../views/segment_table.py" line="166"/>
         <source>Segment settings…</source>
         <translation>片段设置…</translation>
     </message>
@@ -1109,132 +1189,193 @@ Speak anyway? Choose No to trim the voice first.</source>
 <context>
     <name>VoicePanel</name>
     <message>
-        <location filename="../views/voice_panel.py" line="171"/>
+        <location filename="../views/voice_panel.py" line="204"/>
         <source>Voices</source>
         <translation>声音库</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="172"/>
+        <location filename="../views/voice_panel.py" line="205"/>
         <source>Selected voice</source>
         <translation>当前声音</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="173"/>
+        <location filename="../views/voice_panel.py" line="206"/>
         <source>Record…</source>
         <translation>录音…</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="174"/>
+        <location filename="../views/voice_panel.py" line="207"/>
         <source>Import…</source>
         <translation>导入…</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="175"/>
+        <location filename="../views/voice_panel.py" line="208"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="183"/>
+        <location filename="../views/voice_panel.py" line="210"/>
+        <source>Re-encode</source>
+        <translation>重新编码</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="212"/>
+        <source>Forget this voice&apos;s cached encoding: the next Speak encodes its recording again.</source>
+        <translation>清除此声音缓存的编码：下次朗读时会重新编码录音。</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="221"/>
         <source>Trim silence</source>
         <translation>裁掉静音</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="184"/>
+        <location filename="../views/voice_panel.py" line="222"/>
         <source>Cut the silence before and after the speech</source>
         <translation>裁掉语音前后的静音</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="185"/>
+        <location filename="../views/voice_panel.py" line="223"/>
         <source>Normalise loudness</source>
         <translation>响度标准化</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="186"/>
+        <location filename="../views/voice_panel.py" line="224"/>
         <source>Bring the speech to a standard loudness, without clipping</source>
         <translation>把语音调到标准响度，不削波</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="187"/>
+        <location filename="../views/voice_panel.py" line="225"/>
         <source>Undo</source>
         <translation>撤销</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="188"/>
+        <location filename="../views/voice_panel.py" line="226"/>
         <source>Undo the last trim or loudness change (Ctrl+Z)</source>
         <translation>撤销上一次裁剪或响度调整（Ctrl+Z）</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="291"/>
+        <location filename="../views/voice_panel.py" line="231"/>
+        <source>Recognize words</source>
+        <translation>识别原话</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="232"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="333"/>
         <source>⚠ {0}</source>
         <translation>⚠ {0}</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="301"/>
+        <location filename="../views/voice_panel.py" line="343"/>
         <source>{0} in use of {1} · selection {2}{3}</source>
         <translation>使用 {0} / 共 {1} · 选区 {2}{3}</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="459"/>
+        <location filename="../views/voice_panel.py" line="579"/>
+        <source>Replace the transcript you typed with the words recognized in the recording?</source>
+        <translation>用录音中识别出的内容替换你输入的原话吗？</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="610"/>
+        <source>Recognized “{0}”; your transcript was kept.</source>
+        <translation>识别结果为“{0}”；已保留你的原话。</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="630"/>
+        <source>Recognition cancelled; type the words, or press Recognize words.</source>
+        <translation>识别已取消；请输入原话，或点击“识别原话”。</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="651"/>
+        <source>Recognizing the words spoken… {0:.0f}%</source>
+        <translation>正在识别录音中的原话… {0:.0f}%</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="657"/>
+        <source>Recognized automatically: listen, and correct any word that is wrong.</source>
+        <translation>已自动识别：请试听，并改正识别错误的字词。</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="660"/>
+        <source>Speech recognition is not installed. With it (Models… → Speech recognition), VoxDesk fills in the words spoken in a new recording for the closest likeness.</source>
+        <translation>未安装语音识别。安装后（模型… → 语音识别），VoxDesk 会自动填写新录音中的原话，以获得最接近的相似度。</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="667"/>
+        <source>Download a speech recognizer in Models… to use this.</source>
+        <translation>请先在“模型…”中下载语音识别模型。</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="209"/>
+        <location filename="../views/voice_panel.py" line="517"/>
         <source>Play voice</source>
         <translation>播放声音</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="181"/>
+        <location filename="../views/voice_panel.py" line="219"/>
         <source>Play selection</source>
         <translation>播放选区</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="178"/>
+        <location filename="../views/voice_panel.py" line="216"/>
         <source>Drag across the waveform to select a part; drag the handles to adjust it.</source>
         <translation>在波形上拖动即可选择一段；拖动两端的手柄可调整。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="182"/>
+        <location filename="../views/voice_panel.py" line="220"/>
         <source>Trim to selection</source>
         <translation>裁剪到选区</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="189"/>
+        <location filename="../views/voice_panel.py" line="227"/>
         <source>Name:</source>
         <translation>名称：</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="190"/>
+        <location filename="../views/voice_panel.py" line="228"/>
         <source>Transcript (the exact words spoken, optional):</source>
         <translation>文本（录音中说的原话，可选）：</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="191"/>
+        <location filename="../views/voice_panel.py" line="229"/>
         <source>e.g. Hello, this is my voice.</source>
         <translation>例如：你好，这是我的声音。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="192"/>
+        <location filename="../views/voice_panel.py" line="230"/>
         <source>Tip: drop audio files here to import them.</source>
         <translation>提示：把音频文件拖到这里即可导入。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="299"/>
+        <location filename="../views/voice_panel.py" line="341"/>
         <source>, normalised</source>
         <translation>，已标准化</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="459"/>
+        <location filename="../views/voice_panel.py" line="510"/>
+        <source>The voice will be encoded again at the next Speak.</source>
+        <translation>下次朗读时会重新编码这个声音。</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="517"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="329"/>
+        <location filename="../views/voice_panel.py" line="371"/>
         <source>Mode: continuation. The model carries on from this recording and its transcript, for the closest likeness. The transcript must match the words exactly.</source>
         <translation>模式：续写。模型接着这段录音及其文本继续说，相似度最高。文本必须与录音内容完全一致。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="333"/>
+        <location filename="../views/voice_panel.py" line="375"/>
         <source>Mode: reference (VoxCPM2). The recording alone sets the voice. Type the exact words spoken to use continuation mode for a closer likeness.</source>
         <translation>模式：参考（VoxCPM2）。仅凭录音确定音色。填写录音中的原话可改用续写模式，相似度更高。</translation>
     </message>
     <message>
-        <location filename="../views/voice_panel.py" line="395"/>
+        <location filename="../views/voice_panel.py" line="441"/>
         <source>Delete the voice “{0}”? Its recording is removed from the library.</source>
         <translation>删除声音“{0}”？其录音将从声音库中移除。</translation>
     </message>
@@ -1347,58 +1488,58 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>新建脚本吗？当前脚本从未保存到文件，将被丢弃。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="194"/>
+        <location filename="../window_actions.py" line="197"/>
         <source>{0} of {1} segments failed ({2}).</source>
         <translation>{1} 个片段中有 {0} 个失败（{2}）。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="196"/>
+        <location filename="../window_actions.py" line="199"/>
         <source>{0} of {1} segments are not generated yet.</source>
         <translation>{1} 个片段中有 {0} 个尚未生成。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="197"/>
+        <location filename="../window_actions.py" line="200"/>
         <source>Export the {0} finished ones?</source>
         <translation>导出已完成的 {0} 个片段吗？</translation>
     </message>
     <message>
         <location filename="../window_actions.py" line="74"/>
-        <location filename="../window_actions.py" line="146"/>
+        <location filename="../window_actions.py" line="149"/>
         <source>Save script</source>
         <translation>保存脚本</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="160"/>
+        <location filename="../window_actions.py" line="163"/>
         <source>Saved {0}</source>
         <translation>已保存 {0}</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="165"/>
+        <location filename="../window_actions.py" line="168"/>
         <source>There is no audio to export yet. Press Speak first.</source>
         <translation>还没有可导出的音频。请先点击“朗读”。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="204"/>
+        <location filename="../window_actions.py" line="207"/>
         <source>Replace the existing files? ({0})</source>
         <translation>替换已有文件吗？（{0}）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="226"/>
+        <location filename="../window_actions.py" line="229"/>
         <source>Exported {0} file(s) to {1}</source>
         <translation>已导出 {0} 个文件到 {1}</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="234"/>
+        <location filename="../window_actions.py" line="237"/>
         <source>Open folder</source>
         <translation>打开文件夹</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="335"/>
+        <location filename="../window_actions.py" line="339"/>
         <source>The new language is used after you restart VoxDesk.</source>
         <translation>重新启动 VoxDesk 后将使用新语言。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="352"/>
+        <location filename="../window_actions.py" line="356"/>
         <source>VoxDesk clones a voice and speaks any text in it, entirely on this computer. Nothing is uploaded; the only network use is a model download you start yourself.</source>
         <translation>VoxDesk 克隆一个声音并用它朗读任意文本，全部在本机完成。不会上传任何内容；唯一的联网操作是您亲自发起的模型下载。</translation>
     </message>
