@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--segments", type=int, default=24)
-    p.add_argument("--patches", type=int, default=40)
+    p.add_argument("--patches", type=int, default=150)
     p.add_argument("--model")
     p.add_argument("--asr")
     p.add_argument("--device", default="cpu")
@@ -48,7 +48,13 @@ def main() -> None:
 
         args.asr = str(write_tiny_sensevoice(tmp / "asr"))
     torch.set_num_threads(max(1, torch.get_num_threads()))
-    words = ["hello world", "voice desk", "yes no", "你好世界"]
+    # long enough that the length cap (6 patches a text token + 10) allows --patches
+    words = [
+        "hello world, this is voice desk speaking a sentence of ordinary length for the benchmark",
+        "the quick brown fox jumps over the lazy dog while the band plays on and on tonight",
+        "今天天气很好，我们一起去公园散步，然后在湖边的小店里喝一杯热茶聊聊天",
+        "yes, no, maybe: every answer is a segment and every segment is heard once it is made",
+    ]
     n = args.patches
     reqs = [SynthRequest(words[i % 4], seed=i, min_len=n, max_len=n) for i in range(args.segments)]
     engine = Engine(EngineConfig(model_dir=args.model, device=args.device, max_num_seqs=8))
@@ -62,6 +68,7 @@ def main() -> None:
         out = list(synth_checked(engine, reqs, worker, policy))
         wall = time.perf_counter() - t0
         made = sum(len(c.takes) for c in out)
+        assert all(len(c.audio) == n * engine.model.samples_per_patch for c in out)
         rows.append((label, len(out) / wall, made, wall))
         if worker is not None:
             worker.close()

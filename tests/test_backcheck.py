@@ -14,7 +14,7 @@ import json
 import numpy as np
 import pytest
 import soundfile as sf
-from tiny_asr import expected_text, tiny_asr, tone_words, write_tiny_sensevoice  # noqa: F401
+from tiny_asr import expected_text, tone_words, write_tiny_sensevoice
 
 from app.asr import load_recognizer
 from app.backcheck.run import synth_checked
@@ -31,7 +31,7 @@ def _results(worker: CheckWorker, n: int) -> dict:
     return {r.key: r for r in (worker.results.get(timeout=60) for _ in range(n))}
 
 
-def test_worker_hears_and_scores_with_the_real_recognizer(tiny_asr):  # noqa: F811
+def test_worker_hears_and_scores_with_the_real_recognizer(tiny_asr):
     worker = CheckWorker(load_recognizer(tiny_asr))
     words = tone_words([0, 1])  # "hello world"
     assert expected_text([0, 1]) == "hello world"
@@ -56,7 +56,7 @@ def _requests(seed: int = 5) -> list[SynthRequest]:
     return [SynthRequest(t, seed=seed + i, min_len=20, max_len=20) for i, t in enumerate(TEXTS)]
 
 
-def test_flagged_segments_are_redrawn_and_the_best_take_kept(tiny_v2, tiny_asr):  # noqa: F811
+def test_flagged_segments_are_redrawn_and_the_best_take_kept(tiny_v2, tiny_asr):
     worker = CheckWorker(load_recognizer(tiny_asr))
     policy = CheckPolicy(threshold=0.2, max_takes=3)
     out = {c.index: c for c in synth_checked(_engine(tiny_v2), _requests(), worker, policy)}
@@ -74,7 +74,7 @@ def test_flagged_segments_are_redrawn_and_the_best_take_kept(tiny_v2, tiny_asr):
     worker.close()
 
 
-def test_a_lenient_threshold_keeps_the_first_take(tiny_v2, tiny_asr):  # noqa: F811
+def test_a_lenient_threshold_keeps_the_first_take(tiny_v2, tiny_asr):
     worker = CheckWorker(load_recognizer(tiny_asr))
     out = list(synth_checked(_engine(tiny_v2), _requests(), worker, CheckPolicy(threshold=10.0)))
     assert sorted(len(c.takes) for c in out) == [1, 1, 1]
@@ -92,7 +92,7 @@ def test_a_recognizer_failing_mid_run_stops_checking_not_synthesis(tiny_v2, tmp_
     assert out[1].error == worker.error and out[1].takes.takes[0].score is None
 
 
-def test_synth_check_writes_scores_json(tiny_v2, tiny_asr, tmp_path, capsys):  # noqa: F811
+def test_synth_check_writes_scores_json(tiny_v2, tiny_asr, tmp_path, capsys):
     lines = tmp_path / "lines.txt"
     lines.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
     folder = tmp_path / "out"
@@ -145,3 +145,15 @@ def test_synth_check_errors_are_one_line(tiny_v2, tmp_path, capsys, case):
     _, err = capsys.readouterr()
     assert code == 1 and err.count("\n") == 1 and err.startswith("voxdesk: ") and "internal" not in err, err
     assert not out.exists()
+
+
+def test_worker_loads_the_recognizer_on_its_thread(tiny_asr, tmp_path):
+    worker = CheckWorker(lambda: load_recognizer(tiny_asr))
+    worker.submit("a", tone_words([2, 3]), 16000, "Voice desk.")
+    assert worker.results.get(timeout=60).score.value == 0.0
+    missing = CheckWorker(lambda: load_recognizer(tmp_path / "nowhere"))
+    missing.submit("b", tone_words([2]), 16000, "voice")
+    result = missing.results.get(timeout=60)
+    assert result.score is None and result.error == missing.error
+    assert missing.error.startswith("The back-check stopped (There is no speech recognizer at")
+    assert missing.error.count("\n") == 0

@@ -45,12 +45,18 @@ class CheckResult:
 
 
 class CheckWorker:
-    """One recognition thread; ``submit`` never blocks."""
+    """One recognition thread; ``submit`` never blocks. ``recognizer`` may be a function that
+    loads one: it is then called on the worker thread before the first item (loading a real model
+    takes about a second), and a failure to load stops checking like a failure to recognize."""
 
     def __init__(
-        self, recognizer: Recognizer, on_result: Callable[[CheckResult], None] | None = None
+        self,
+        recognizer: Recognizer | Callable[[], Recognizer],
+        on_result: Callable[[CheckResult], None] | None = None,
     ) -> None:
-        self.recognizer = recognizer
+        loaded = hasattr(recognizer, "transcribe")
+        self.recognizer: Recognizer | None = recognizer if loaded else None  # type: ignore[assignment]
+        self._load = None if loaded else recognizer
         self.on_result = on_result
         self.results: queue.SimpleQueue[CheckResult] = queue.SimpleQueue()
         self.error = ""
@@ -100,6 +106,8 @@ class CheckWorker:
         expected = spoken_text(text)
         language = guess_language(expected)
         try:
+            if self.recognizer is None:
+                self.recognizer = self._load()
             if not self.recognizer.supports(language):
                 language = "auto"
             heard = self.recognizer.transcribe(audio, rate, language).text
