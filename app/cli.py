@@ -146,7 +146,7 @@ def _render(synth, jobs: list[Job], voice, args: argparse.Namespace) -> Iterator
             max_len=args.max_len,
             retry_badcase=not args.no_retry,
         )
-        yield job, result
+        yield job, _Rendered(result.audio, result.sample_rate, result.n_patches, result.seed)
 
 
 @dataclass(frozen=True)
@@ -155,20 +155,28 @@ class _Rendered:
     sample_rate: int
     n_patches: int
     seed: int
+    note: str = ""  # e.g. the back-check's score
+
+
+def _requests(jobs: list[Job], voice, args: argparse.Namespace) -> list:
+    from app.engine import SynthRequest
+
+    reqs = []
+    for job in jobs:
+        settings = (args.seed, args.cfg, args.timesteps, args.min_len, args.max_len, not args.no_retry)
+        reqs.append(SynthRequest(_designed(job.text, args), voice, *settings, normalize=args.normalize))
+    return reqs
 
 
 def _render_batch(jobs: list[Job], voice, args: argparse.Namespace) -> Iterator[tuple[Job, _Rendered]]:
     """All lines of a text file as one batch through the engine (same audio as one by one)."""
     import numpy as np
 
-    from app.engine import Engine, EngineConfig, SynthRequest
+    from app.engine import Engine, EngineConfig
     from app.engine.events import AudioChunk, RequestFailed, RequestRetried
 
     engine = Engine(EngineConfig(model_dir=args.model, device=args.device, max_num_seqs=min(len(jobs), 64)))
-    reqs = []
-    for job in jobs:
-        settings = (args.seed, args.cfg, args.timesteps, args.min_len, args.max_len, not args.no_retry)
-        reqs.append(SynthRequest(_designed(job.text, args), voice, *settings, normalize=args.normalize))
+    reqs = _requests(jobs, voice, args)
     ids = [engine.submit(r) for r in reqs]
     by_id = dict(zip(ids, jobs, strict=True))
     chunks: dict[int, list] = {rid: [] for rid in ids}
@@ -235,6 +243,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
     from app.models.voxcpm.weights import resolve_device
 
     jobs = _jobs(args)
+    if args.server and args.check:
+        raise VoxDeskError("--check needs the local engine (--model DIR), not --server.")
     if args.server:
         if args.text_file is not None:
             _make_folder(jobs[0].out.parent)
@@ -256,7 +266,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads or cpu_threads())
     encode_rate = int(cfg.audio_vae.get("sample_rate", 16000))
     voice = _voice(args, encode_rate, cfg.is_v2)
-    if args.text_file is not None:
+    if args.check:  # through the engine, recognition beside it: see app/backcheck
+        from app.backcheck.cli import render_checked
+
+        _make_folder(jobs[0].out.parent)
+        rendered = render_checked(jobs, voice, args, _requests(jobs, voice, args))
+    elif args.text_file is not None:
         _make_folder(jobs[0].out.parent)
         rendered = _render_batch(jobs, voice, args)
     else:
@@ -264,7 +279,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     for job, result in rendered:
         write_audio(job.out, result.audio, result.sample_rate, fmt=job.fmt)
         seconds = len(result.audio) / result.sample_rate
-        print(f"{job.out}: {seconds:.2f} s, {result.n_patches} patches, seed {result.seed}")
+        print(f"{job.out}: {seconds:.2f} s, {result.n_patches} patches, seed {result.seed}{result.note}")
     return 0
 
 
@@ -304,6 +319,9 @@ def add_synth(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--out", required=True, help="output .wav or .flac file (a folder of .wav files with --text-file)"
     )
+    from app.backcheck.cli import add_options
+
+    add_options(p)
     p.set_defaults(func=cmd_synth)
 
 
