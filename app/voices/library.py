@@ -46,7 +46,7 @@ NORMALISE_PEAK_DBFS = -1.0
 # Bounds on what voice.json may hold (anything outside is a damaged file, never an allocation).
 MIN_RATE, MAX_RATE = 1000, 384_000
 MAX_STORED_SECONDS = 3600.0
-MAX_GAIN_DB = 60.0
+MAX_GAIN_DB = 240.0  # loudness normalising a very quiet recording, or a deliberate mute (-200 dB), stay valid
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
