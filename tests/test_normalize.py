@@ -5,8 +5,10 @@ imported from the test-only package and compared directly, so a new wetext or in
 that changes a reading changes both sides alike.
 """
 
+import os
 import subprocess
 import sys
+import time
 
 import pytest
 from official import import_official
@@ -98,3 +100,39 @@ def test_grammars_ship_with_wetext_and_load_offline():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["three", "point", "five", "percent", "气温三点五摄氏度"]
+
+
+def test_window_normalizer_child_ends_with_its_parent() -> None:
+    """A window that crashes (or leaves with ``os._exit``) runs no ``atexit`` hook; its grammar
+    child must not live on as an orphan holding the grammars' memory."""
+    script = (
+        "import os\n"
+        "from app.text.normalize import NormalizerProcess\n"
+        "proc = NormalizerProcess()\n"
+        "print(proc.submit('3 km').result(timeout=120), flush=True)\n"
+        "print(*proc._pool._processes, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=180, check=True
+    )
+    spoken, pids = out.stdout.splitlines()[-2:]
+    assert spoken.strip() and "3" not in spoken
+    child = int(pids.split()[0])
+    deadline = time.monotonic() + 20
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child), "the normalizer child outlived its parent"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie has ended; only its parent (gone here) would reap it.
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except OSError:
+        return True

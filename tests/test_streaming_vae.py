@@ -12,8 +12,9 @@ from app.models.voxcpm.audio_vae import AudioVAE
 from app.models.voxcpm.streaming_vae import StreamingDecoder
 
 # fp32: chunked convs round differently from whole-sequence ones; with the tiny random weights the
-# pre-tanh activations reach ~30, so rounding shows up around 1e-5. float64 shows the exactness.
-ATOL = {torch.float32: 3e-5, torch.float64: 1e-10}
+# pre-tanh activations reach ~30, so rounding shows up around 1e-5 and varies with the thread count
+# (3.4e-5 with one thread). float64 shows the exactness.
+ATOL = {torch.float32: 1e-4, torch.float64: 1e-10}
 
 
 def tiny_vae(version: int, dtype: torch.dtype = torch.float32) -> AudioVAE:

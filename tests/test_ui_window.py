@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import threading
 import time
 from pathlib import Path
 
@@ -31,6 +33,36 @@ def type_script(qtbot, window, text: str) -> None:
             qtbot.keyClick(editor, Qt.Key.Key_Return)
         qtbot.keyClicks(editor, line)
     window.script.flush()
+
+
+class GuiThreadWatcher:
+    """Samples the GUI thread's Python stack from another thread and keeps each sample that is
+    inside model, engine-step or torch code: work that belongs on the engine thread."""
+
+    HEAVY = ("/app/models/", "/app/engine/model_runner.py", "/app/engine/scheduler.py", "/torch/")
+
+    def __init__(self) -> None:
+        self.samples: list[str] = []
+        self._main = threading.main_thread().ident
+        self._running = True
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while self._running:
+            time.sleep(0.002)
+            frame = sys._current_frames().get(self._main)
+            while frame is not None:
+                name = frame.f_code.co_filename.replace("\\", "/")
+                if any(part in name for part in self.HEAVY):
+                    self.samples.append(f"{name}:{frame.f_lineno}")
+                    break
+                frame = frame.f_back
+
+    def stop(self) -> list[str]:
+        self._running = False
+        self._thread.join()
+        return self.samples
 
 
 def speak_and_wait(qtbot, window) -> None:
@@ -108,6 +140,7 @@ def test_event_loop_stays_responsive_while_loading_and_generating(qtbot, home, u
     timer.setInterval(10)
     timer.timeout.connect(ping)
     timer.start()
+    watcher = GuiThreadWatcher()
     started = time.perf_counter()
     window.load_model(ui_model)  # the model loads on the engine thread
     assert window.engine_label.text().startswith("Engine: loading")
@@ -115,12 +148,17 @@ def test_event_loop_stays_responsive_while_loading_and_generating(qtbot, home, u
     loaded = len(lateness)
     speak_and_wait(qtbot, window)
     timer.stop()
+    heavy = watcher.stop()
     assert [s.status for s in window.session.segments] == ["done"] * 12
     assert loaded > 3 and len(lateness) - loaded > 10, "too short to measure"
     worst = max(lateness)
     elapsed = time.perf_counter() - started
     print(f"event loop: {len(lateness)} pings over {elapsed:.2f} s, max late {worst * 1000:.1f} ms")
-    assert worst < 0.100
+    # What the GUI thread ran, sampled every 2 ms: never the model, the engine's step or torch.
+    assert heavy == [], heavy[:3]
+    # A load or a generation step on the GUI thread would hold it for seconds; the bound leaves
+    # room for a shared 2-core CI machine's scheduling, which a timer cannot tell from a block.
+    assert worst < 0.250
 
 
 def test_stop_cancels_mid_run(qtbot, home, ui_model, tmp_path):  # noqa: F811

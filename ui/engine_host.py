@@ -116,6 +116,7 @@ class EngineHost(QObject):
     @Slot(str, str)
     def load(self, model_dir: str, device: str) -> None:
         from app.engine import Engine, EngineConfig
+        from app.engine.config import cpu_threads
         from app.engine.host import EngineHost as SharedHost
         from app.engine.host import model_id
 
@@ -123,7 +124,8 @@ class EngineHost(QObject):
         self.stateChanged.emit("loading")
         self.loadProgress.emit(1, "Starting")
         try:
-            engine = Engine(EngineConfig(model_dir=model_dir, device=device), progress=self._progress)
+            config = EngineConfig(model_dir=model_dir, device=device, threads=cpu_threads(leave=1))
+            engine = Engine(config, progress=self._progress)
             cfg = engine.model.cfg
             info = ModelInfo(
                 name=engine.model_name,

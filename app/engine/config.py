@@ -58,10 +58,13 @@ class EngineConfig:
             raise ValueError("gpu_memory_utilization must be between 0.05 and 1")
 
 
-def cpu_threads() -> int:
+def cpu_threads(leave: int = 0) -> int:
     """The cores this process may run on (its affinity mask, which containers and ``taskset``
-    narrow), which is what intra-op threads should match."""
+    narrow), which is what intra-op threads should match, less ``leave`` kept free (at least
+    one thread). The window leaves one core: torch's OpenMP workers spin between operations,
+    and with both cores of a 2-core CI machine theirs a GUI timer fired up to 170 ms late."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # Windows, macOS
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    return max(1, cores - leave)

@@ -174,7 +174,10 @@ class NormalizerProcess:
 
 
 def _yield_to_the_window() -> None:
-    """In the child: a lower CPU priority, so loading the grammars never competes with the GUI."""
+    """In the child: a lower CPU priority, so loading the grammars never competes with the GUI,
+    and an end when the window's process ends, however it ends: a crash or ``os._exit`` runs no
+    ``atexit`` hook, and an orphaned child would hold its grammars' memory until logout."""
+    import multiprocessing
     import os
 
     if hasattr(os, "nice"):
@@ -182,6 +185,14 @@ def _yield_to_the_window() -> None:
             os.nice(5)
         except OSError:
             pass
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+
+        def leave_with_parent() -> None:
+            parent.join()
+            os._exit(0)
+
+        threading.Thread(target=leave_with_parent, name="leave-with-parent", daemon=True).start()
 
 
 background = NormalizerProcess()
