@@ -49,7 +49,9 @@ def test_synth_server_equals_local_engine(live, tmp_path, capsys):  # noqa: F811
     assert code == 0, err
     remote, rate = sf.read(tmp_path / "remote.wav", dtype="int16")
     local, local_rate = sf.read(tmp_path / "local" / "0001.wav", dtype="int16")
-    assert rate == local_rate == 48000 and len(remote) > 0 and np.array_equal(remote, local)
+    assert rate == local_rate == 48000 and len(remote) == len(local) > 0
+    # Same seed, same engine code; fp32 sums on the CPU round with the thread count torch ran at.
+    assert _lsb_apart(remote, local) <= PARITY_LSB
 
 
 def test_synth_server_with_voices_and_a_text_file(live, tmp_path, capsys):  # noqa: F811
@@ -69,8 +71,18 @@ def test_synth_server_with_voices_and_a_text_file(live, tmp_path, capsys):  # no
     direct = httpx.post(live.url + "/v1/audio/speech", json={
         "input": "First line.", "voice": "default", "response_format": "wav", "seed": 1, "min_new_tokens": 5,
         "max_new_tokens": 5, "ref_audio": "data:audio/wav;base64," + b64, "ref_text": "hi"})  # fmt: skip
-    assert np.array_equal(sf.read(io.BytesIO(direct.content), dtype="int16")[0],
-                          sf.read(tmp_path / "p.wav", dtype="int16")[0])  # fmt: skip
+    straight, through_cli = (
+        sf.read(io.BytesIO(direct.content), dtype="int16")[0],
+        sf.read(tmp_path / "p.wav", dtype="int16")[0],
+    )
+    assert len(straight) == len(through_cli) and _lsb_apart(straight, through_cli) <= PARITY_LSB
+
+
+PARITY_LSB = 33  # 1e-3 of full scale, the engine's audio parity bound; another seed is ~10^4 away
+
+
+def _lsb_apart(a: np.ndarray, b: np.ndarray) -> int:
+    return int(np.abs(a.astype(np.int32) - b.astype(np.int32)).max())
 
 
 def _wav_bytes(path: Path) -> bytes:

@@ -34,7 +34,8 @@ def test_wav_for_a_seed_equals_voxdesk_synth(live, tmp_path, capsys):  # noqa: F
     served, rate = sf.read(io.BytesIO(_speech(live.client()).content), dtype="int16")
     common = ["synth", "--model", str(live.model_dir), "--seed", "3", "--device", "cpu",
               "--min-len", "6", "--max-len", "6"]  # fmt: skip
-    # a text file goes through the same engine as the server: the very same samples
+    # a text file goes through the same engine as the server: the same samples, up to the last
+    # bits fp32 CPU sums round to with the thread count torch ran at (1e-3 is the parity bound)
     lines = tmp_path / "lines.txt"
     lines.write_text("Hello world.\n", encoding="utf-8")
     assert main([*common, "--text-file", str(lines), "--out", str(tmp_path / "batch")]) == 0, (
@@ -42,7 +43,8 @@ def test_wav_for_a_seed_equals_voxdesk_synth(live, tmp_path, capsys):  # noqa: F
     )
     batch, batch_rate = sf.read(tmp_path / "batch" / "0001.wav", dtype="int16")
     assert rate == batch_rate == 48000 and len(served) > 0
-    assert np.array_equal(served, batch)
+    assert len(served) == len(batch)
+    assert np.abs(served.astype(np.int32) - batch).max() <= 33
     # one text goes through the one-request reference loop: equal within the engine's parity bound
     assert main([*common, "--text", "Hello world.", "--out", str(tmp_path / "one.wav")]) == 0
     one, _ = sf.read(tmp_path / "one.wav", dtype="float32")
