@@ -6,7 +6,11 @@
 # the pydantic stack) and peer-bench/ carried. Writes log.txt and results.tgz (JSON) under $OUT.
 # cpu: VoxCPM-0.5B real shapes on two of the host's cores (taskset), ours fp32 / int8 / bf16 and
 # the official eager loop back to back, in the background beside the GPU sections (cpu.log).
-# Usage: bash docs/bench_h200.sh [cpu] [tests] [main] [ablation] [v15] [mem]
+# cpu2: VoxCPM2 real shapes on two host cores, ours fp32 / int8 and the official eager loop.
+# serve: `voxdesk serve` on the GPU with VoxCPM2 real shapes under the load generator (1, 8, 32
+# clients, then a 1,000-request soak: RSS and GPU memory every 500 requests); soakcpu: the same
+# server on two host cores with the tiny checkpoint, 4,000 requests (does RSS level off?).
+# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [soakcpu]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
 RES=/tmp/bench-res
@@ -25,6 +29,9 @@ ckpt() {  # preset folder
 }
 cat .whl/COMMIT 2>/dev/null
 nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv
+if want cpu2 || want main || want ablation || want serve || want mem; then
+    t=$(date +%s); ckpt voxcpm2 /tmp/v2; echo "write v2 checkpoint: $(( $(date +%s) - t )) s"
+fi
 if want cpu; then
     (
         ckpt voxcpm-0.5b /tmp/v05
@@ -60,14 +67,34 @@ PY
         taskset -c 14,15 timeout 200 bash -c 'bench "$@"' _ $C --official-only --json "$RES/cpu_official.json"
     ) > "$OUT/cpu.log" 2>&1 &
     CPU_PID=$!
-    taskset -cp 0-13 $$ > /dev/null  # the GPU sections keep off the two cores the CPU runs use
+    taskset -cp 0-11 $$ > /dev/null  # the GPU sections keep off the cores the CPU runs use
+fi
+if want cpu2; then
+    (
+        C="--model /tmp/v2 --device cpu --threads 2 --concurrency 1 --steps 8 --voice-patches 0"
+        for run in "fp32:" "int8:--cpu-weights int8"; do
+            echo "== cpu2 VoxCPM2 ${run%%:*}"
+            taskset -c 14,15 timeout 280 bash -c 'bench "$@"' _ $C ${run#*:} --json "$RES/cpu2_${run%%:*}.json"
+        done
+        echo "== cpu2 VoxCPM2 official eager"
+        taskset -c 14,15 timeout 280 bash -c 'bench "$@"' _ $C --official-only --json "$RES/cpu2_official.json"
+    ) > "$OUT/cpu2.log" 2>&1 &
+    CPU2_PID=$!
+    taskset -cp 0-11 $$ > /dev/null
+fi
+if want soakcpu; then
+    (
+        python3 -c "import sys; sys.path.insert(0, 'tests'); from tiny import write_tiny_checkpoint as w; w('/tmp/tiny2', 'voxcpm2')"
+        echo "== soakcpu: tiny VoxCPM2 on two host cores, 4,000 requests"
+        taskset -c 12,13 timeout 540 python3 -m app.server.loadgen --model /tmp/tiny2 --device cpu \
+            --concurrency 8 --requests 64 --soak 4000
+    ) > "$OUT/soakcpu.log" 2>&1 &
+    SOAK_PID=$!
+    taskset -cp 0-11 $$ > /dev/null
 fi
 if want tests; then
     timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_engine_gpu.py tests/test_kernels.py \
         tests/test_engine_attention.py 2>&1 | tail -15
-fi
-if want main || want ablation; then
-    t=$(date +%s); ckpt voxcpm2 /tmp/v2; echo "write v2 checkpoint: $(( $(date +%s) - t )) s"
 fi
 if want main; then  # defaults, the official eager loop and the peer, one call
     echo "== main: defaults + official eager + peer"
@@ -78,9 +105,9 @@ if want ablation; then  # each optimization off alone (60 patches per request)
     A="--model /tmp/v2 --concurrency 1,16,64 --steps 60"
     echo "== ablation: defaults";            timeout 90 bash -c 'bench "$@"' _ $A --json "$RES/abl_default.json"
     echo "== ablation: no prefill graphs";   timeout 90 bash -c 'bench "$@"' _ $A --no-prefill-graphs --json "$RES/abl_noprefill.json"
-    echo "== ablation: fp32 VAE";            timeout 90 bash -c 'bench "$@"' _ $A --vae-dtype float32 --json "$RES/abl_vae32.json"
     echo "== ablation: no fused kernels";    VOXDESK_FUSED=0 timeout 90 bash -c 'bench "$@"' _ $A --json "$RES/abl_unfused.json"
-    echo "== ablation: + VAE overlap";       timeout 90 bash -c 'bench "$@"' _ $A --overlap --json "$RES/abl_overlap.json"
+    echo "== ablation: no VAE overlap";      timeout 90 bash -c 'bench "$@"' _ $A --no-overlap --json "$RES/abl_nooverlap.json"
+    echo "== ablation: bf16 VAE (a setting)"; timeout 90 bash -c 'bench "$@"' _ $A --vae-dtype bfloat16 --json "$RES/abl_vae16.json"
 fi
 if want v15; then
     ckpt voxcpm1.5 /tmp/v15
@@ -92,4 +119,12 @@ if want mem; then  # VoxCPM2 with 4 concurrent requests: memory for a consumer c
     echo "== VoxCPM2, 4 concurrent (memory)"
     timeout 90 bash -c 'bench "$@"' _ --model /tmp/v2 --concurrency 1,4 --steps 60 --json "$RES/v2_mem4.json"
 fi
+if want serve; then  # the speech server on the GPU, real shapes, under load and a 1,000-request soak
+    ckpt voxcpm2 /tmp/v2
+    echo "== serve: VoxCPM2 on CUDA, 1/8/32 clients x 64 requests of 20 patches, soak 1,000"
+    timeout 400 python3 -m app.server.loadgen --model /tmp/v2 --device cuda --concurrency 1,8,32 \
+        --requests 64 --soak 1000
+fi
 [ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }
+[ -n "$CPU2_PID" ] && { echo "waiting for the cpu2 section"; wait $CPU2_PID; cat "$OUT/cpu2.log"; }
+[ -n "$SOAK_PID" ] && { echo "waiting for the soakcpu section"; wait $SOAK_PID; cat "$OUT/soakcpu.log"; }

@@ -265,10 +265,11 @@ class Engine:
                     log.exception("prefill of request %d failed", seq.id)
                     self._fail(seq, "This text could not be processed: try shorter or simpler text.", events)
         now = time.perf_counter()
+        fresh = [seq for seq in done if seq.num_generated == 0]
+        self.runner.reset_streams(fresh)
+        for seq in fresh:
+            seq.t_start = seq.t_start or now
         for seq in done:
-            if seq.num_generated == 0:
-                self.runner.reset_stream(seq, seq.context)
-                seq.t_start = seq.t_start or now
             self.scheduler.blocks.hash_blocks(seq)
 
     def _decode(self, batch: list[Sequence], events: list[Event]) -> None:

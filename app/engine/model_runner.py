@@ -182,12 +182,16 @@ class ModelRunner:
         # the DiT's first cond: the last position's patch (zeros after text)
         self.cond.index_copy_(0, idx, feats[rows, last].to(self.dtype))
 
-    def reset_stream(self, seq: Sequence, context: torch.Tensor | None) -> None:
-        """Start ``seq``'s streaming VAE slot fresh, primed with ``context`` latents ``[D, n]``."""
-        self.vae.reset([seq.vae_slot])
-        if context is not None and context.shape[-1]:
-            with torch.inference_mode():
-                self.vae.warm(seq.vae_slot, context.to(self.device))
+    def reset_streams(self, seqs: list[Sequence]) -> None:
+        """Start the streaming VAE slots of ``seqs`` fresh (one reset for all of them: a batch of
+        new requests is admitted together), each primed with its ``context`` latents ``[D, n]``."""
+        if not seqs:
+            return
+        self.vae.reset([seq.vae_slot for seq in seqs])
+        with torch.inference_mode():
+            for seq in seqs:
+                if seq.context is not None and seq.context.shape[-1]:
+                    self.vae.warm(seq.vae_slot, seq.context.to(self.device))
 
     # ---- decode ---------------------------------------------------------------------------
     def decode(self, seqs: list[Sequence]) -> StepOutput:

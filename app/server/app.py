@@ -300,6 +300,19 @@ def _rss_mb() -> float | None:
     return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
 
 
+def _gpu_mb(host: EngineHost) -> dict[str, float] | None:
+    """GPU memory held by this process's torch allocator (MB), when the engine runs on CUDA."""
+    device = getattr(host.engine, "device", None)
+    if getattr(device, "type", device) != "cuda":
+        return None
+    import torch
+
+    return {
+        "allocated": round(torch.cuda.memory_allocated(device) / 2**20, 1),
+        "reserved": round(torch.cuda.memory_reserved(device) / 2**20, 1),
+    }
+
+
 async def health(request: Request) -> JSONResponse:
     state = _state(request)
     body: dict[str, Any] = {
@@ -322,6 +335,9 @@ async def health(request: Request) -> JSONResponse:
             "kv_blocks_free": free,
             "kv_blocks_total": total,
         }
+        gpu = _gpu_mb(state.host)
+        if gpu is not None:
+            body["gpu_mb"] = gpu
     return JSONResponse(body)
 
 

@@ -5,9 +5,9 @@
 
 With ``--model`` it starts ``voxdesk serve`` itself (a subprocess on a free port) and stops it at
 the end. For each concurrency it sends ``--requests`` streamed requests from that many clients
-and prints requests/s and time to first audio byte (p50/p95); ``--soak N`` then sends N more and
-prints the server's RSS before, halfway and after (``GET /health``). Each client reads its stream to the
-end, as a player would.
+and prints requests/s and time to first audio byte (p50/p95); ``--soak N`` then sends N more
+from 8 clients and prints the server's RSS (and GPU memory on CUDA) every 500 requests
+(``GET /health``). Each client reads its stream to the end, as a player would.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import time
 from urllib.parse import urlsplit
 
 from app.server.run import is_loopback
+
+SOAK_SLICE = 500  # requests between two RSS samples of the soak
 
 
 def _post(conn: http.client.HTTPConnection, body: bytes, key: str | None) -> tuple[float, float, int]:
@@ -102,6 +104,36 @@ def _health(host: str, port: int) -> dict:
     return data
 
 
+def soak(host: str, port: int, total: int, body: dict, key: str | None, quiet: bool) -> dict:
+    """``total`` requests from 8 clients, the server's memory read every ``SOAK_SLICE`` of them:
+    warm-up shows as growth in the first slices only, a leak as growth in every slice."""
+    samples = [_health(host, port)]
+    done = errors = 0
+    while done < total:
+        n = min(SOAK_SLICE, total - done)
+        errors += run_level(host, port, 8, n, body, key)["errors"]
+        done += n
+        samples.append(_health(host, port))
+        if not quiet:
+            gpu = samples[-1].get("gpu_mb")
+            gpu_text = f", GPU {gpu['allocated']} / {gpu['reserved']} MB allocated / reserved" if gpu else ""
+            rss = samples[-1].get("rss_mb")
+            print(f"soak: {done} requests, {errors} errors, server RSS {rss} MB{gpu_text}", flush=True)
+    engine = samples[-1].get("engine", {})
+    result = {
+        "requests": done,
+        "errors": errors,
+        "rss_mb": [h.get("rss_mb") for h in samples],
+        "gpu_mb": [h.get("gpu_mb") for h in samples],
+        "kv_blocks_free_after": engine.get("kv_blocks_free"),
+        "kv_blocks_total": engine.get("kv_blocks_total"),
+    }
+    if not quiet:
+        print(f"soak: server RSS {result['rss_mb'][0]} MB before, {result['rss_mb'][-1]} MB after; KV blocks "
+              f"free {result['kv_blocks_free_after']}/{result['kv_blocks_total']}", flush=True)  # fmt: skip
+    return result
+
+
 def _start_server(model: str, device: str) -> tuple[subprocess.Popen, int]:
     cmd = [sys.executable, "-m", "app.cli", "serve", "--model", model, "--port", "0", "--device", device]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -151,24 +183,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{level['req_per_s']:.1f} req/s, first byte p50 {level['first_byte_p50_ms']:.1f} ms, "
                       f"p95 {level['first_byte_p95_ms']:.1f} ms", flush=True)  # fmt: skip
         if args.soak:
-            # in two halves: a leak shows as growth in the second half too, warm-up only in the first
-            before = _health(host, port)
-            first = run_level(host, port, 8, args.soak // 2, body, args.api_key)
-            middle = _health(host, port)
-            second = run_level(host, port, 8, args.soak - args.soak // 2, body, args.api_key)
-            after = _health(host, port)
-            results["soak"] = {"requests": first["requests"] + second["requests"],
-                               "errors": first["errors"] + second["errors"],
-                               "rss_mb_before": before.get("rss_mb"), "rss_mb_middle": middle.get("rss_mb"),
-                               "rss_mb_after": after.get("rss_mb"),
-                               "kv_blocks_free_after": after.get("engine", {}).get("kv_blocks_free"),
-                               "kv_blocks_total": after.get("engine", {}).get("kv_blocks_total")}  # fmt: skip
-            if not args.json:
-                s = results["soak"]
-                print(f"soak: {s['requests']} requests, {s['errors']} errors; server RSS "
-                      f"{s['rss_mb_before']} MB before, {s['rss_mb_middle']} MB halfway, "
-                      f"{s['rss_mb_after']} MB after; KV blocks free {s['kv_blocks_free_after']}"
-                      f"/{s['kv_blocks_total']}", flush=True)  # fmt: skip
+            results["soak"] = soak(host, port, args.soak, body, args.api_key, quiet=args.json)
         if args.json:
             print(json.dumps(results, indent=2))
     finally:
