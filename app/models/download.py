@@ -44,6 +44,10 @@ class KnownModel:
     ms_repo: str
     architecture: str
     output_rate: int
+    # What the model manager shows before a server has listed the files: the weights of the
+    # official architecture at their released dtypes (bf16 network, fp32 AudioVAE), in MB, from
+    # ``preset_config`` (tests/test_download.py checks it); the exact size replaces it once known.
+    approx_mb: int
 
 
 KNOWN_MODELS = (
@@ -54,12 +58,19 @@ KNOWN_MODELS = (
         "OpenBMB/VoxCPM2",
         "voxcpm2",
         48000,
+        4957,
     ),
     KnownModel(
-        "VoxCPM1.5", "VoxCPM1.5 (44.1 kHz)", "openbmb/VoxCPM1.5", "OpenBMB/VoxCPM1.5", "voxcpm", 44100
+        "VoxCPM1.5", "VoxCPM1.5 (44.1 kHz)", "openbmb/VoxCPM1.5", "OpenBMB/VoxCPM1.5", "voxcpm", 44100, 1949
     ),
     KnownModel(
-        "VoxCPM-0.5B", "VoxCPM-0.5B (16 kHz)", "openbmb/VoxCPM-0.5B", "OpenBMB/VoxCPM-0.5B", "voxcpm", 16000
+        "VoxCPM-0.5B",
+        "VoxCPM-0.5B (16 kHz)",
+        "openbmb/VoxCPM-0.5B",
+        "OpenBMB/VoxCPM-0.5B",
+        "voxcpm",
+        16000,
+        1606,
     ),
 )
 

@@ -218,7 +218,10 @@ class ModelManager(QDialog):
     def _refresh(self) -> None:
         for row, model in enumerate(dl.KNOWN_MODELS):
             size = self._sizes.get(model.key)
-            extra = self.tr(" · {0} to download").format(_mb(size)) if size else ""
+            if size:
+                extra = self.tr(" · {0} to download").format(_mb(size))
+            else:  # before a server has listed the files: the architecture's weights
+                extra = self.tr(" · about {0} to download").format(_mb(model.approx_mb * 10**6))
             self.models.item(row).setText(f"{model.title} — {self._model_state(model)}{extra}")
         self.space.setText(_free_space(models_dir()))
         running = self._worker is not None
