@@ -212,12 +212,15 @@ W0=$(date +%s.%N)
 # Started as from Explorer (`start`: no inherited handles). A windowed program whose stdout is a
 # regular file gets an invalid handle under Wine and the bootloader stops at "Failed to start
 # embedded python interpreter!".
-VOXDESK_HOME=$(winpath "$WINDOW_HOME") wine_in "$BUILD_PREFIX" start /unix "$(readlink -f "$BUNDLE/VoxDesk.exe")"
+# (Not through wine_in: the program would keep the pipe open and the step would wait for it.)
+VOXDESK_HOME=$(winpath "$WINDOW_HOME") WINEPREFIX=$BUILD_PREFIX \
+    wine start /unix "$(readlink -f "$BUNDLE/VoxDesk.exe")" </dev/null >/dev/null 2>&1
 SHOWN=""
-for _ in $(seq 1 240); do
-    TREE=$(xwininfo -root -tree 2>/dev/null || true)
-    # the main window's title ends in "VoxDesk" ("Untitled script — VoxDesk")
-    if grep -q 'VoxDesk": ("voxdesk.exe"' <<<"$TREE"; then SHOWN=$(date +%s.%N); break; fi
+for _ in $(seq 1 480); do
+    TREE=$(LC_ALL=C.UTF-8 xwininfo -root -tree 2>/dev/null || true)
+    # the main window's title ends in " — VoxDesk" ("Untitled script — VoxDesk"); the splash
+    # screen shown while torch is imported (ui/main.py) is just "VoxDesk"
+    if grep -q '— VoxDesk": ("voxdesk.exe"' <<<"$TREE"; then SHOWN=$(date +%s.%N); break; fi
     if grep -qi '"Error": ("voxdesk.exe"' <<<"$TREE"; then
         import -window root "$OUT/window-error.png"
         echo "VoxDesk.exe showed an error box instead of its window: $OUT/window-error.png"; exit 1
@@ -230,8 +233,8 @@ fi
 echo "window shown after $(python3 -c "print(f'{$SHOWN - $W0:.1f}')") s under Wine"
 sleep 8  # let it settle (the model manager opens over the main window on a first run)
 import -window root "$SCREENSHOT"
-xwininfo -root -tree | grep '("voxdesk.exe"' | grep -v '_q_\|has no name\|Default IME' || true
-grep -q 'VoxDesk": ("voxdesk.exe"' <<<"$(xwininfo -root -tree)" || { echo "the VoxDesk window closed by itself"; exit 1; }
+LC_ALL=C.UTF-8 xwininfo -root -tree | grep '("voxdesk.exe"' | grep -v '_q_\|has no name\|Default IME' || true
+grep -q '— VoxDesk": ("voxdesk.exe"' <<<"$(LC_ALL=C.UTF-8 xwininfo -root -tree)" || { echo "the VoxDesk window closed by itself"; exit 1; }
 WINEPREFIX=$BUILD_PREFIX wineserver -k || true
 if compgen -G "$WINDOW_HOME/logs/crash-*.log" >/dev/null; then cat "$WINDOW_HOME"/logs/crash-*.log; exit 1; fi
 echo "screenshot: $SCREENSHOT"
