@@ -23,6 +23,7 @@ from app import quarantine
 from app.errors import VoxDeskError
 from app.text import normalize
 from app.voices.library import VoiceLibrary
+from ui.backcheck import BackCheck
 from ui.dialogs import Dialogs
 from ui.engine_host import EngineClient, ModelInfo
 from ui.errors import report
@@ -30,7 +31,7 @@ from ui.local_api import LocalApi
 from ui.model_state import ModelState
 from ui.playback import CLIP, Playback, default_sink, describe_output
 from ui.settings import Settings
-from ui.speak_session import SpeakSession
+from ui.speak_session import Builder, SpeakSession
 from ui.transcriber import Transcriber
 from ui.views.script_editor import ScriptEditor
 from ui.views.segment_table import SegmentRow
@@ -82,6 +83,7 @@ class MainWindow(QMainWindow):
 
         self.transcriber = Transcriber(lambda: self.settings.recognizer_dir, self)
         self.voices = VoicePanel(self.library, self.dialogs, transcriber=self.transcriber)
+        self.backcheck = BackCheck(self)
         self.script = ScriptEditor()
         self.transport = TransportBar()
         self.actions = WindowActions(self)
@@ -147,6 +149,7 @@ class MainWindow(QMainWindow):
         host.sharedChanged.connect(self.api.attach)
         host.activity.connect(self._engine_activity)
         self.session.segmentChanged.connect(self._segment_changed)
+        self.backcheck.changed.connect(self._segment_changed)
         self.session.progressChanged.connect(self._progress_changed)
         self.session.runFinished.connect(self._run_finished)
         self.session.stored.connect(self._schedule_autosave)
@@ -347,6 +350,7 @@ class MainWindow(QMainWindow):
         self._segment_generation += 1
         self._segmenting = False
         self.session.reset(self.project, jobs)
+        self.backcheck.prune()
         if self.project.rules.problems:
             QTimer.singleShot(0, self.show_problems)
         self.script.table.set_rows([self._row(i) for i in range(len(self.session.segments))])
@@ -365,6 +369,7 @@ class MainWindow(QMainWindow):
     def _row(self, index: int) -> SegmentRow:
         seg = self.session.segments[index]
         job = seg.job
+        check, takes, kept = self.backcheck.cell(seg)
         return SegmentRow(
             text=job.display_text,
             voice=job.voice or self.tr("(model voice)"),
@@ -373,7 +378,9 @@ class MainWindow(QMainWindow):
             seconds=seg.seconds,
             message=seg.message,
             custom=job.key in self.project.overrides,
-            takes=seg.takes,
+            takes=takes,
+            kept=kept,
+            check=check,
             seed=seg.seed,
             playing=index == self._playing_index,
             position=self._playing_at if index == self._playing_index else None,
@@ -505,7 +512,12 @@ class MainWindow(QMainWindow):
         live = {f"{v.id}:{v.content_hash}" for v in self._voice_index.values()}
         self._prompts = {k: p for k, p in self._prompts.items() if k[0] in live}
 
-    def _can_speak(self) -> bool:
+    def job_builder(self) -> Builder:
+        """What turns a segment's job into an engine job, with the library read afresh."""
+        self._index_voices()
+        return self._build_job
+
+    def can_speak(self) -> bool:
         if not self.model.ready:
             self.dialogs.info(
                 self, self.tr("The model is not loaded yet. Wait for it to finish, or choose one in Models.")
@@ -527,13 +539,14 @@ class MainWindow(QMainWindow):
             self.transport.set_busy(True)
             self.transport.set_busy_text(self.tr("Waiting for the model to load…"))
             return
-        if not self._can_speak():
+        if not self.can_speak():
             return
         self._index_voices()
         if not self._fits_or_confirmed():
             return
         self.transport.set_busy(True)
         self.transport.set_busy_text(self.tr("Preparing the voices…"))
+        self.backcheck.new_run()
         self.session.speak(self._build_job)
 
     def fit_problems(self) -> list[tuple[Any, list[int], float]]:
@@ -589,7 +602,7 @@ class MainWindow(QMainWindow):
 
     def regenerate(self, index: int, new_seed: bool) -> None:
         self._sync_segments()
-        if not self._can_speak() or index >= len(self.session.segments):
+        if not self.can_speak() or index >= len(self.session.segments):
             return
         seg = self.session.segments[index]
         over = self.project.overrides.get(seg.job.key, projects.SegmentOverride())
@@ -619,6 +632,7 @@ class MainWindow(QMainWindow):
     def stop(self) -> None:
         self._speak_when_loaded = False
         self.session.stop()
+        self.backcheck.stop()
         self.transport.set_busy(False)
         self.transport.set_busy_text("")
 
@@ -830,5 +844,6 @@ class MainWindow(QMainWindow):
         self.playback.stop()
         self.api.stop()
         self.transcriber.shutdown(timeout=2.0)
+        self.backcheck.close()
         self.client.close()
         super().closeEvent(event)

@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QSettings
 
 from app import paths, quarantine
+from app.backcheck.takes import DEFAULT_MAX_TAKES, DEFAULT_THRESHOLD, MAX_TAKES_LIMIT
 
 DEVICES = ("auto", "cuda", "cpu")
 BACKENDS = ("local", "server")  # speech made on this computer, or by a remote speech server
@@ -157,6 +158,38 @@ class Settings:
     @recognizer_dir.setter
     def recognizer_dir(self, value: Path | None) -> None:
         self._set("asr/model_dir", str(value) if value else "")
+
+    @property
+    def check_auto(self) -> bool:
+        """Hear each segment as it finishes and draw bad ones again (with a recognizer installed)."""
+        return self._get("check/auto", "true") != "false"
+
+    @check_auto.setter
+    def check_auto(self, value: bool) -> None:
+        self._set("check/auto", "true" if value else "false")
+
+    @property
+    def check_threshold(self) -> float:
+        """Errors per unit above which a take is flagged (app/backcheck/takes.py)."""
+        try:
+            value = float(self._get("check/threshold", str(DEFAULT_THRESHOLD)))
+        except ValueError:
+            return DEFAULT_THRESHOLD
+        return value if 0.0 <= value <= 10.0 else DEFAULT_THRESHOLD
+
+    @check_threshold.setter
+    def check_threshold(self, value: float) -> None:
+        self._set("check/threshold", str(float(value)))
+
+    @property
+    def check_takes(self) -> int:
+        """Most takes a segment gets from the back-check, the first included."""
+        value = self._get("check/takes", str(DEFAULT_MAX_TAKES))
+        return int(value) if value.isdigit() and 1 <= int(value) <= MAX_TAKES_LIMIT else DEFAULT_MAX_TAKES
+
+    @check_takes.setter
+    def check_takes(self, value: int) -> None:
+        self._set("check/takes", str(int(value)))
 
     @property
     def output_dir(self) -> Path:

@@ -30,6 +30,11 @@ _tags = itertools.count(1)
 REPAINT_MS = 50  # rows and progress are repainted at most this often
 
 
+def new_tag() -> int:
+    """A job tag no other engine job of this process has (the back-check's takes use them too)."""
+    return next(_tags)
+
+
 @dataclass
 class SegmentAudio:
     """What is known about one segment of the current script."""
@@ -49,11 +54,11 @@ class SegmentAudio:
         if self.chunks:
             return np.concatenate(self.chunks)
         if self.file is not None:
-            return _read_wav(self.file)
+            return read_wav(self.file)
         return np.zeros(0, np.float32)
 
 
-def _read_wav(path: Path) -> np.ndarray:
+def read_wav(path: Path) -> np.ndarray:
     import soundfile
 
     data, _rate = soundfile.read(str(path), dtype="float32", always_2d=False)
@@ -67,6 +72,7 @@ class SpeakSession(QObject):
     """Routes engine events for the current script to segments, the playlist and progress."""
 
     segmentChanged = Signal(int)
+    segmentDone = Signal(int)  # a segment's generation finished: its audio is complete
     progressChanged = Signal(float, object)  # overall 0..1, ETA seconds or None
     runFinished = Signal()
     failedToSave = Signal(str)
@@ -203,7 +209,7 @@ class SpeakSession(QObject):
             if seg.tag is not None:
                 self._by_tag.pop(seg.tag, None)
                 self.client.cancel([seg.tag])
-            seg.tag = next(_tags)
+            seg.tag = new_tag()
             seg.status, seg.chunks, seg.message, seg.file, seg.seconds = "queued", [], "", None, None
             seg.takes = 1
             seg.detail = ""
@@ -299,6 +305,16 @@ class SpeakSession(QObject):
         self.playback.finish(seg.job.key)
         self._store(seg)
         self._after_event(index)
+        self.segmentDone.emit(index)
+
+    def replace_take(self, index: int, audio: np.ndarray, seed: int) -> None:
+        """A better take of a finished segment (the back-check's) becomes its audio: in memory,
+        in the project's cache and in export. A playlist already running keeps what it has."""
+        seg = self.segments[index]
+        seg.chunks, seg.seed, seg.file, seg.takes = [audio], seed, None, 1
+        seg.seconds = len(audio) / max(1, self.sample_rate)
+        self._store(seg)
+        self._touch(index)
 
     def _store(self, seg: SegmentAudio) -> None:
         """Keep the finished audio in the project's cache (a restart restores it). The file is

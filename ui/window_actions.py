@@ -84,6 +84,9 @@ class WindowActions(QObject):
             (self.tr("Play / pause"), self.w.play_pause, "Space", sp.SP_MediaPlay),
         ):
             self._menu_only(speech, text, slot, keys, icon)
+        speech.addSeparator()
+        speech.addActions(self.w.backcheck.actions())
+        speech.setToolTipsVisible(True)  # a disabled check says what a recognizer would add
         voices = bar.addMenu(self.tr("&Voices"))
         self._action(voices, self.tr("Record a voice…"), self.record_voice, "Ctrl+R", sp.SP_MediaVolume)
         self._action(
@@ -313,6 +316,7 @@ class WindowActions(QObject):
 
         dialog = ModelManager(self.w.settings, self.w.dialogs, first_run, self.w)
         dialog.recognizerChanged.connect(self.w.voices.recognizer_changed)
+        dialog.recognizerChanged.connect(self.w.backcheck.recognizer_changed)
         self._show(dialog, lambda: self._use_model(dialog.chosen_folder()))
 
     def _use_model(self, folder: Path | None) -> None:
@@ -335,6 +339,7 @@ class WindowActions(QObject):
         if app is not None:
             apply_theme(app, self.w.settings.theme)
         self.w.apply_output_device()
+        self.w.backcheck.refresh()
         if self.w.settings.language != before[0]:
             self.w.dialogs.info(self.w, self.tr("The new language is used after you restart VoxDesk."))
         self.w.apply_local_api()

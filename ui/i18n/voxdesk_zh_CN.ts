@@ -2,6 +2,44 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>BackCheck</name>
+    <message>
+        <location filename="../backcheck.py" line="82"/>
+        <source>Check all</source>
+        <translation>全部检查</translation>
+    </message>
+    <message>
+        <location filename="../backcheck.py" line="84"/>
+        <source>Fix flagged</source>
+        <translation>重做已标记</translation>
+    </message>
+    <message>
+        <location filename="../backcheck.py" line="86"/>
+        <source>Check each segment as it finishes</source>
+        <translation>每段生成后自动检查</translation>
+    </message>
+    <message>
+        <location filename="../backcheck.py" line="162"/>
+        <source>Needs a speech recognizer (Tools › Models…): it hears each segment, scores it against its text and draws the garbled ones again.</source>
+        <translation>需要语音识别模型（工具 › 模型…）：它会听每一段，与文本比对打分，并重新生成含糊不清的段落。</translation>
+    </message>
+    <message>
+        <location filename="../backcheck.py" line="166"/>
+        <source>Hear and score every finished segment not checked yet.</source>
+        <translation>听并评分所有尚未检查的已完成段落。</translation>
+    </message>
+    <message>
+        <location filename="../backcheck.py" line="167"/>
+        <source>Draw the flagged segments again and keep the best take of each.</source>
+        <translation>重新生成已标记的段落，每段保留最好的一版。</translation>
+    </message>
+    <message>
+        <location filename="../backcheck.py" line="168"/>
+        <source>Hear each segment as it finishes; draw it again while flagged.</source>
+        <translation>每段生成后即听一遍；仍被标记时重新生成。</translation>
+    </message>
+</context>
+<context>
     <name>Dialogs</name>
     <message>
         <location filename="../dialogs.py" line="51"/>
@@ -250,63 +288,63 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="370"/>
-        <location filename="../main_window.py" line="402"/>
+        <location filename="../main_window.py" line="375"/>
+        <location filename="../main_window.py" line="409"/>
         <source>(model voice)</source>
         <translation>（模型自带声音）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="511"/>
+        <location filename="../main_window.py" line="523"/>
         <source>The model is not loaded yet. Wait for it to finish, or choose one in Models.</source>
         <translation>模型尚未加载。请等待加载完成，或在“模型”中选择一个。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="523"/>
+        <location filename="../main_window.py" line="535"/>
         <source>There is nothing to speak yet. Type some text first.</source>
         <translation>还没有可朗读的内容。请先输入文字。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="252"/>
+        <location filename="../main_window.py" line="255"/>
         <source>Untitled script</source>
         <translation>未命名脚本</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="402"/>
+        <location filename="../main_window.py" line="409"/>
         <source>Segment {0} · voice: {1}</source>
         <translation>片段 {0} · 声音：{1}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="410"/>
+        <location filename="../main_window.py" line="417"/>
         <source>Log ({0}):</source>
         <translation>日志（{0}）：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="437"/>
+        <location filename="../main_window.py" line="444"/>
         <source>Drag on the waveform to choose the part to keep, then press “Trim to selection”.</source>
         <translation>在波形上拖动选择要保留的部分，然后点击“裁剪到选区”。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="449"/>
+        <location filename="../main_window.py" line="456"/>
         <source>Which voice should speak the lines tagged [{0}]?</source>
         <translation>标记为 [{0}] 的行应由哪个声音朗读？</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="483"/>
+        <location filename="../main_window.py" line="490"/>
         <source>There is no voice named “{0}”. Import or record it, or fix the [tag].</source>
         <translation>没有名为“{0}”的声音。请导入或录制它，或修改 [标记]。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="528"/>
+        <location filename="../main_window.py" line="540"/>
         <source>Waiting for the model to load…</source>
         <translation>正在等待模型加载…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="536"/>
+        <location filename="../main_window.py" line="548"/>
         <source>Preparing the voices…</source>
         <translation>正在准备声音…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="579"/>
+        <location filename="../main_window.py" line="592"/>
         <source>Segments {0} cannot fit in this model with the voice “{1}”: its recording is {2}, and the model can use up to {3} of it for them. They would fail or be cut short.
 
 Speak anyway? Choose No to trim the voice first.</source>
@@ -315,97 +353,97 @@ Speak anyway? Choose No to trim the voice first.</source>
 仍要朗读吗？选择“否”先裁剪声音。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="613"/>
+        <location filename="../main_window.py" line="626"/>
         <source>This segment has no take yet: speak it first.</source>
         <translation>此片段还没有生成结果：请先朗读。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="631"/>
+        <location filename="../main_window.py" line="645"/>
         <source>Finished: {0} done, {1} failed</source>
         <translation>已结束：{0} 个完成，{1} 个失败</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="633"/>
+        <location filename="../main_window.py" line="647"/>
         <source>Finished: {0} done</source>
         <translation>已结束：{0} 个完成</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="742"/>
+        <location filename="../main_window.py" line="756"/>
         <source>starting</source>
         <translation>正在启动</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="743"/>
+        <location filename="../main_window.py" line="757"/>
         <source>loading the model</source>
         <translation>正在加载模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="744"/>
+        <location filename="../main_window.py" line="758"/>
         <source>reserving memory</source>
         <translation>正在分配内存</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="745"/>
+        <location filename="../main_window.py" line="759"/>
         <source>preparing the GPU</source>
         <translation>正在准备 GPU</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="746"/>
+        <location filename="../main_window.py" line="760"/>
         <source>ready</source>
         <translation>就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="752"/>
+        <location filename="../main_window.py" line="766"/>
         <source>Waiting for the model to load ({0}%, {1})…</source>
         <translation>正在等待模型加载（{0}%，{1}）…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="783"/>
+        <location filename="../main_window.py" line="797"/>
         <source>Encoding the voice…</source>
         <translation>正在编码声音…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="784"/>
+        <location filename="../main_window.py" line="798"/>
         <source>Generating…</source>
         <translation>正在生成…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="806"/>
+        <location filename="../main_window.py" line="820"/>
         <source>Device: not loaded</source>
         <translation>设备：未加载</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="807"/>
+        <location filename="../main_window.py" line="821"/>
         <source>Model: {0}</source>
         <translation>模型：{0}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="807"/>
+        <location filename="../main_window.py" line="821"/>
         <source>No model</source>
         <translation>无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="809"/>
+        <location filename="../main_window.py" line="823"/>
         <source>Engine: no model</source>
         <translation>引擎：无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="810"/>
+        <location filename="../main_window.py" line="824"/>
         <source>Engine: loading {0}% ({1})</source>
         <translation>引擎：加载中 {0}%（{1}）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="811"/>
+        <location filename="../main_window.py" line="825"/>
         <source>Engine: ready</source>
         <translation>引擎：就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="812"/>
+        <location filename="../main_window.py" line="826"/>
         <source>Engine: generating</source>
         <translation>引擎：生成中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="813"/>
+        <location filename="../main_window.py" line="827"/>
         <source>Engine: model failed to load</source>
         <translation>引擎：模型加载失败</translation>
     </message>
@@ -528,82 +566,87 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>部分下载：点击下载可继续</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="221"/>
+        <location filename="../views/model_manager.py" line="222"/>
         <source> · {0} to download</source>
         <translation> · 需下载 {0}</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="236"/>
+        <location filename="../views/model_manager.py" line="224"/>
+        <source> · about {0} to download</source>
+        <translation> · 约需下载 {0}</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="239"/>
         <source>Using {0}</source>
         <translation>正在使用 {0}</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="238"/>
+        <location filename="../views/model_manager.py" line="241"/>
         <source>Installed</source>
         <translation>已安装</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="240"/>
+        <location filename="../views/model_manager.py" line="243"/>
         <source>Partly downloaded or damaged: Download resumes or repairs it</source>
         <translation>下载不完整或已损坏：点击下载可继续或修复</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="242"/>
+        <location filename="../views/model_manager.py" line="245"/>
         <source>Not installed</source>
         <translation>未安装</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="289"/>
+        <location filename="../views/model_manager.py" line="292"/>
         <source>Connecting to {0}…</source>
         <translation>正在连接 {0}…</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="296"/>
+        <location filename="../views/model_manager.py" line="299"/>
         <source>Cancelling…</source>
         <translation>正在取消…</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="307"/>
+        <location filename="../views/model_manager.py" line="310"/>
         <source>, about {0} min left</source>
         <translation>，约剩 {0} 分钟</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="309"/>
+        <location filename="../views/model_manager.py" line="312"/>
         <source>{0} of {1} · {2}/s{3} · {4}</source>
         <translation>{0} / {1} · {2}/秒{3} · {4}</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="318"/>
+        <location filename="../views/model_manager.py" line="321"/>
         <source>Download complete.</source>
         <translation>下载完成。</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="326"/>
+        <location filename="../views/model_manager.py" line="329"/>
         <source>Speech recognition is installed.</source>
         <translation>语音识别已安装。</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="331"/>
+        <location filename="../views/model_manager.py" line="334"/>
         <source>Choose a speech recognizer folder</source>
         <translation>选择语音识别模型文件夹</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="336"/>
+        <location filename="../views/model_manager.py" line="339"/>
         <source>{0} is not a usable speech recognizer: {1}.</source>
         <translation>{0} 不是可用的语音识别模型：{1}。</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="341"/>
+        <location filename="../views/model_manager.py" line="344"/>
         <source>Speech recognition uses {0}.</source>
         <translation>语音识别使用 {0}。</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="357"/>
+        <location filename="../views/model_manager.py" line="360"/>
         <source>Choose a model folder</source>
         <translation>选择模型文件夹</translation>
     </message>
     <message>
-        <location filename="../views/model_manager.py" line="364"/>
+        <location filename="../views/model_manager.py" line="367"/>
         <source>{0} is not a usable model folder: {1}</source>
         <translation>{0} 不是可用的模型文件夹：{1}</translation>
     </message>
@@ -915,97 +958,132 @@ Speak anyway? Choose No to trim the voice first.</source>
 <context>
     <name>SegmentTable</name>
     <message>
-        <location filename="../views/segment_table.py" line="82"/>
+        <location filename="../views/segment_table.py" line="96"/>
         <source>Voice</source>
         <translation>声音</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="82"/>
+        <location filename="../views/segment_table.py" line="96"/>
         <source>Text</source>
         <translation>文本</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="82"/>
+        <location filename="../views/segment_table.py" line="96"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="82"/>
+        <location filename="../views/segment_table.py" line="96"/>
         <source>Length</source>
         <translation>时长</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="119"/>
+        <location filename="../views/segment_table.py" line="97"/>
+        <source>Check</source>
+        <translation>检查</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="134"/>
+        <source>{0} · take {1} of {2}</source>
+        <translation>{0} · 第 {1} 版（共 {2} 版）</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="136"/>
         <source>{0} · take {1}</source>
         <translation>{0} · 第 {1} 次生成</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="128"/>
+        <location filename="../views/segment_table.py" line="145"/>
         <source>Failed: {0}</source>
         <translation>失败：{0}</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="131"/>
+        <location filename="../views/segment_table.py" line="148"/>
         <source>Queued</source>
         <translation>排队中</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="132"/>
+        <location filename="../views/segment_table.py" line="149"/>
         <source>Generating {0}%</source>
         <translation>生成中 {0}%</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="133"/>
+        <location filename="../views/segment_table.py" line="150"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="152"/>
+        <location filename="../views/segment_table.py" line="163"/>
+        <source>Being heard by the speech recognizer…</source>
+        <translation>语音识别中…</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="164"/>
+        <source>Heard: “{0}”</source>
+        <translation>听到：“{0}”</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="164"/>
+        <source>Nothing was heard.</source>
+        <translation>什么也没听到。</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="167"/>
+        <source>Above the threshold: Fix flagged draws it again.</source>
+        <translation>超过阈值：“重做已标记”会重新生成它。</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="187"/>
+        <source>The back-check heard {0} takes and kept the one with the fewest errors.</source>
+        <translation>回听检查听了 {0} 版，保留了错误最少的一版。</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="190"/>
         <source>Drawn again: an earlier take ran on far longer than its text.</source>
         <translation>已重新生成：之前的结果远长于文本。</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="169"/>
+        <location filename="../views/segment_table.py" line="208"/>
         <source>Details…</source>
         <translation>详情…</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="128"/>
+        <location filename="../views/segment_table.py" line="145"/>
         <source>Failed</source>
         <translation>失败</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="134"/>
+        <location filename="../views/segment_table.py" line="151"/>
         <source>Stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="154"/>
+        <location filename="../views/segment_table.py" line="192"/>
         <source>Seed {0}</source>
         <translation>种子 {0}</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="162"/>
+        <location filename="../views/segment_table.py" line="201"/>
         <source>Play this segment</source>
         <translation>播放此片段</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="163"/>
+        <location filename="../views/segment_table.py" line="202"/>
         <source>Regenerate (same seed)</source>
         <translation>重新生成（相同种子）</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="164"/>
+        <location filename="../views/segment_table.py" line="203"/>
         <source>Regenerate (new seed)</source>
         <translation>重新生成（新种子）</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="165"/>
+        <location filename="../views/segment_table.py" line="204"/>
         <source>Keep this take&apos;s seed</source>
         <translation>保留这次生成的种子</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="166"/>
+        <location filename="../views/segment_table.py" line="205"/>
         <source>Segment settings…</source>
         <translation>片段设置…</translation>
     </message>
@@ -1013,102 +1091,122 @@ Speak anyway? Choose No to trim the voice first.</source>
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../views/settings_dialog.py" line="40"/>
+        <location filename="../views/settings_dialog.py" line="44"/>
         <source>Settings</source>
         <translation>设置</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="45"/>
+        <location filename="../views/settings_dialog.py" line="49"/>
         <source>Automatic (GPU when available)</source>
         <translation>自动（有 GPU 时使用 GPU）</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="46"/>
+        <location filename="../views/settings_dialog.py" line="50"/>
         <source>GPU (CUDA)</source>
         <translation>GPU（CUDA）</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="47"/>
+        <location filename="../views/settings_dialog.py" line="51"/>
         <source>CPU</source>
         <translation>CPU</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="52"/>
+        <location filename="../views/settings_dialog.py" line="56"/>
         <source>No model chosen yet</source>
         <translation>尚未选择模型</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="53"/>
+        <location filename="../views/settings_dialog.py" line="57"/>
         <source>Change…</source>
         <translation>更改…</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="59"/>
+        <location filename="../views/settings_dialog.py" line="63"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="70"/>
+        <location filename="../views/settings_dialog.py" line="74"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="71"/>
+        <location filename="../views/settings_dialog.py" line="75"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="74"/>
+        <location filename="../views/settings_dialog.py" line="81"/>
+        <source>A take is flagged when more than this share of its words (or characters) is misheard.</source>
+        <translation>一版中听错的词（或字）超过此比例时即被标记。</translation>
+    </message>
+    <message>
+        <location filename="../views/settings_dialog.py" line="86"/>
+        <source>Most takes of a flagged segment, the first included.</source>
+        <translation>被标记段落最多生成的版数（含第一版）。</translation>
+    </message>
+    <message>
+        <location filename="../views/settings_dialog.py" line="89"/>
         <source>Model folder:</source>
         <translation>模型文件夹：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="75"/>
+        <location filename="../views/settings_dialog.py" line="90"/>
         <source>Compute device:</source>
         <translation>计算设备：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="76"/>
+        <location filename="../views/settings_dialog.py" line="91"/>
         <source>Export folder:</source>
         <translation>导出文件夹：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="77"/>
+        <location filename="../views/settings_dialog.py" line="92"/>
         <source>Microphone:</source>
         <translation>麦克风：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="78"/>
+        <location filename="../views/settings_dialog.py" line="93"/>
         <source>Speakers:</source>
         <translation>扬声器：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="79"/>
+        <location filename="../views/settings_dialog.py" line="94"/>
         <source>Language:</source>
         <translation>语言：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="80"/>
+        <location filename="../views/settings_dialog.py" line="95"/>
         <source>Theme:</source>
         <translation>主题：</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="98"/>
+        <location filename="../views/settings_dialog.py" line="96"/>
+        <source>Back-check threshold:</source>
+        <translation>回听检查阈值：</translation>
+    </message>
+    <message>
+        <location filename="../views/settings_dialog.py" line="97"/>
+        <source>Back-check takes:</source>
+        <translation>回听检查版数：</translation>
+    </message>
+    <message>
+        <location filename="../views/settings_dialog.py" line="115"/>
         <source>System default</source>
         <translation>系统默认</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="112"/>
+        <location filename="../views/settings_dialog.py" line="129"/>
         <source>Export folder</source>
         <translation>导出文件夹</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="120"/>
+        <location filename="../views/settings_dialog.py" line="137"/>
         <source>Choose a model folder</source>
         <translation>选择模型文件夹</translation>
     </message>
     <message>
-        <location filename="../views/settings_dialog.py" line="126"/>
+        <location filename="../views/settings_dialog.py" line="143"/>
         <source>{0} is not a usable model folder: {1}</source>
         <translation>{0} 不是可用的模型文件夹：{1}</translation>
     </message>
@@ -1433,113 +1531,113 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>播放 / 暂停</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="87"/>
+        <location filename="../window_actions.py" line="90"/>
         <source>&amp;Voices</source>
         <translation>声音(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="88"/>
+        <location filename="../window_actions.py" line="91"/>
         <source>Record a voice…</source>
         <translation>录制声音…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="90"/>
+        <location filename="../window_actions.py" line="93"/>
         <source>Import a voice…</source>
         <translation>导入声音…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="92"/>
+        <location filename="../window_actions.py" line="95"/>
         <source>&amp;Tools</source>
         <translation>工具(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="93"/>
+        <location filename="../window_actions.py" line="96"/>
         <source>Models…</source>
         <translation>模型…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="95"/>
+        <location filename="../window_actions.py" line="98"/>
         <source>Pronunciation…</source>
         <translation>发音…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="97"/>
+        <location filename="../window_actions.py" line="100"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="98"/>
+        <location filename="../window_actions.py" line="101"/>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="99"/>
+        <location filename="../window_actions.py" line="102"/>
         <source>Open the log folder</source>
         <translation>打开日志文件夹</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="100"/>
+        <location filename="../window_actions.py" line="103"/>
         <source>About VoxDesk</source>
         <translation>关于 VoxDesk</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="118"/>
+        <location filename="../window_actions.py" line="121"/>
         <source>Start a new script? The current one was never saved to a file and will be discarded.</source>
         <translation>新建脚本吗？当前脚本从未保存到文件，将被丢弃。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="197"/>
+        <location filename="../window_actions.py" line="200"/>
         <source>{0} of {1} segments failed ({2}).</source>
         <translation>{1} 个片段中有 {0} 个失败（{2}）。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="199"/>
+        <location filename="../window_actions.py" line="202"/>
         <source>{0} of {1} segments are not generated yet.</source>
         <translation>{1} 个片段中有 {0} 个尚未生成。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="200"/>
+        <location filename="../window_actions.py" line="203"/>
         <source>Export the {0} finished ones?</source>
         <translation>导出已完成的 {0} 个片段吗？</translation>
     </message>
     <message>
         <location filename="../window_actions.py" line="74"/>
-        <location filename="../window_actions.py" line="149"/>
+        <location filename="../window_actions.py" line="152"/>
         <source>Save script</source>
         <translation>保存脚本</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="163"/>
+        <location filename="../window_actions.py" line="166"/>
         <source>Saved {0}</source>
         <translation>已保存 {0}</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="168"/>
+        <location filename="../window_actions.py" line="171"/>
         <source>There is no audio to export yet. Press Speak first.</source>
         <translation>还没有可导出的音频。请先点击“朗读”。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="207"/>
+        <location filename="../window_actions.py" line="210"/>
         <source>Replace the existing files? ({0})</source>
         <translation>替换已有文件吗？（{0}）</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="229"/>
+        <location filename="../window_actions.py" line="232"/>
         <source>Exported {0} file(s) to {1}</source>
         <translation>已导出 {0} 个文件到 {1}</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="237"/>
+        <location filename="../window_actions.py" line="240"/>
         <source>Open folder</source>
         <translation>打开文件夹</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="339"/>
+        <location filename="../window_actions.py" line="344"/>
         <source>The new language is used after you restart VoxDesk.</source>
         <translation>重新启动 VoxDesk 后将使用新语言。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="356"/>
+        <location filename="../window_actions.py" line="361"/>
         <source>VoxDesk clones a voice and speaks any text in it, entirely on this computer. Nothing is uploaded; the only network use is a model download you start yourself.</source>
         <translation>VoxDesk 克隆一个声音并用它朗读任意文本，全部在本机完成。不会上传任何内容；唯一的联网操作是您亲自发起的模型下载。</translation>
     </message>

@@ -1,4 +1,5 @@
-"""The list of segments: number, voice, text, status and duration, with per-segment actions.
+"""The list of segments: number, voice, text, status, duration and the back-check's score, with
+per-segment actions.
 
 Every cell's ``QTableWidgetItem`` is created once per row and kept in ``self._cells``: the table is
 never asked for an item back (``item()`` can hand out a wrapper whose C++ side is already gone).
@@ -24,6 +25,16 @@ def format_seconds(seconds: float) -> str:
 
 
 @dataclass(frozen=True)
+class CheckCell:
+    """What the back-check says of a segment's kept take (app/backcheck/)."""
+
+    score: float | None = None  # errors per unit; None: not scored
+    flagged: bool = False  # still above the threshold
+    heard: str = ""  # what the recognizer heard in it
+    busy: bool = False  # a take is being heard or drawn
+
+
+@dataclass(frozen=True)
 class SegmentRow:
     """What one row shows. ``status``: "", "queued", "generating", "done", "failed", "cancelled"."""
 
@@ -34,7 +45,9 @@ class SegmentRow:
     seconds: float | None = None
     message: str = ""
     custom: bool = False  # has its own settings
-    takes: int = 1  # > 1: a runaway take was drawn again (the official bad-case retry)
+    takes: int = 1  # > 1: drawn again (a runaway take, the official bad-case retry; or the back-check)
+    kept: int = 0  # the back-check's kept take (1-based) when it drew takes; 0: the last take
+    check: CheckCell = CheckCell()
     seed: int | None = None  # the seed of the current take
     playing: bool = False  # the playhead is in this segment
     position: float | None = None  # seconds into it, while playing
@@ -49,7 +62,7 @@ class SegmentTable(QTableWidget):
     detailsRequested = Signal(int)
     keepSeedRequested = Signal(int)
 
-    COLUMNS = 5
+    COLUMNS = 6
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(0, self.COLUMNS, parent)
@@ -67,6 +80,7 @@ class SegmentTable(QTableWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(5, QHeaderView.ResizeMode.ResizeToContents)
         self.setColumnWidth(3, 220)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
@@ -80,6 +94,7 @@ class SegmentTable(QTableWidget):
 
     def retranslate(self) -> None:
         labels = ["#", self.tr("Voice"), self.tr("Text"), self.tr("Status"), self.tr("Length")]
+        labels.append(self.tr("Check"))
         self.setHorizontalHeaderLabels(labels)
         for i, row in enumerate(self._rows):
             self._fill(i, row)
@@ -101,7 +116,7 @@ class SegmentTable(QTableWidget):
         for i in range(len(self._cells), len(rows)):
             cells = [QTableWidgetItem() for _ in range(self.COLUMNS)]
             for col, item in enumerate(cells):
-                if col in (0, 4):
+                if col in (0, 4, 5):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.setItem(i, col, item)
             self._cells.append(cells)
@@ -115,7 +130,9 @@ class SegmentTable(QTableWidget):
 
     def status_text(self, row: SegmentRow) -> str:
         text = self._status_word(row)
-        if row.takes > 1 and text:
+        if row.kept and row.kept != row.takes and text:
+            text = self.tr("{0} · take {1} of {2}").format(text, row.kept, row.takes)
+        elif row.takes > 1 and text:
             text = self.tr("{0} · take {1}").format(text, row.takes)
         if not row.playing:
             return text
@@ -134,13 +151,30 @@ class SegmentTable(QTableWidget):
             "cancelled": self.tr("Stopped"),
         }.get(row.status, row.status)
 
+    def check_text(self, row: SegmentRow) -> str:
+        """The kept take's score ("0.05"), ⚑ while still above the threshold, … while checking."""
+        check = row.check
+        text = "" if check.score is None else f"{check.score:.2f}{' ⚑' if check.flagged else ''}"
+        return f"{text} …".strip() if check.busy else text
+
+    def _check_tip(self, row: SegmentRow) -> str:
+        check = row.check
+        if check.score is None:
+            return self.tr("Being heard by the speech recognizer…") if check.busy else ""
+        heard = self.tr("Heard: “{0}”").format(check.heard) if check.heard else self.tr("Nothing was heard.")
+        lines = [heard]
+        if check.flagged:
+            lines.append(self.tr("Above the threshold: Fix flagged draws it again."))
+        return "\n".join(lines)
+
     def _fill(self, index: int, row: SegmentRow) -> None:
         number = f"{index + 1}{' *' if row.custom else ''}"
         length = format_seconds(row.seconds) if row.seconds is not None else ""
         failed = row.status == "failed"
         brush = QBrush(FAILED_RED) if failed else QBrush()
         cells = self._cells[index]
-        for col, text in enumerate((number, row.voice, row.text, self.status_text(row), length)):
+        texts = (number, row.voice, row.text, self.status_text(row), length, self.check_text(row))
+        for col, text in enumerate(texts):
             item = cells[col]
             if item.text() != text:
                 item.setText(text)
@@ -149,9 +183,14 @@ class SegmentTable(QTableWidget):
             font.setBold(row.playing)
             item.setFont(font)
         cells[2].setToolTip(row.text)
-        retried = self.tr("Drawn again: an earlier take ran on far longer than its text.")
+        if row.kept:
+            retried = self.tr("The back-check heard {0} takes and kept the one with the fewest errors.")
+            retried = retried.format(row.takes)
+        else:
+            retried = self.tr("Drawn again: an earlier take ran on far longer than its text.")
         cells[3].setToolTip("\n".join(t for t in (row.message, retried if row.takes > 1 else "") if t))
         cells[4].setToolTip(self.tr("Seed {0}").format(row.seed) if row.seed is not None else "")
+        cells[5].setToolTip(self._check_tip(row))
 
     def _menu(self, pos: QPoint) -> None:
         row = self.rowAt(pos.y())

@@ -1,4 +1,5 @@
-"""Preferences: compute device, output folder, silence gap, audio devices, language and theme."""
+"""Preferences: compute device, output folder, silence gap, audio devices, language, theme and
+the back-check's threshold and takes."""
 
 from __future__ import annotations
 
@@ -8,14 +9,17 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
     QLineEdit,
     QPushButton,
+    QSpinBox,
     QWidget,
 )
 
 from app.audio import devices
+from app.backcheck.takes import MAX_TAKES_LIMIT
 from app.errors import VoxDeskError
 from ui.dialogs import OK_CANCEL, Dialogs
 from ui.settings import Settings
@@ -69,6 +73,17 @@ class SettingsDialog(QDialog):
         self.theme = QComboBox()
         self.theme.addItem(self.tr("Light"), "light")
         self.theme.addItem(self.tr("Dark"), "dark")
+        self.check_threshold = QDoubleSpinBox()
+        self.check_threshold.setRange(0.0, 10.0)
+        self.check_threshold.setSingleStep(0.05)
+        self.check_threshold.setValue(settings.check_threshold)
+        self.check_threshold.setToolTip(
+            self.tr("A take is flagged when more than this share of its words (or characters) is misheard.")
+        )
+        self.check_takes = QSpinBox()
+        self.check_takes.setRange(1, MAX_TAKES_LIMIT)
+        self.check_takes.setValue(settings.check_takes)
+        self.check_takes.setToolTip(self.tr("Most takes of a flagged segment, the first included."))
 
         form = QFormLayout(self)
         form.addRow(self.tr("Model folder:"), model_row)
@@ -78,6 +93,8 @@ class SettingsDialog(QDialog):
         form.addRow(self.tr("Speakers:"), self.output_device)
         form.addRow(self.tr("Language:"), self.language)
         form.addRow(self.tr("Theme:"), self.theme)
+        form.addRow(self.tr("Back-check threshold:"), self.check_threshold)
+        form.addRow(self.tr("Back-check takes:"), self.check_takes)
         from ui.views.api_settings import EngineSourceBox, LocalApiBox
 
         self.engine_source = EngineSourceBox(settings)
@@ -144,4 +161,6 @@ class SettingsDialog(QDialog):
         s.output_device = self.output_device.currentData()
         s.language = self.language.currentData()
         s.theme = self.theme.currentData()
+        s.check_threshold = self.check_threshold.value()
+        s.check_takes = self.check_takes.value()
         super().accept()
