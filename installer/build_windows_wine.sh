@@ -95,6 +95,10 @@ make_prefix() {  # make_prefix PREFIX [USER]
         step "wine prefix $prefix (user \"$user\")"
         USER=$user LOGNAME=$user WINEPREFIX=$prefix wine wineboot --init 2>&1 | cat
         WINEPREFIX=$prefix wineserver -w
+        # A new prefix may say Windows 7, and the installer wants Windows 10 or later
+        # ("This program does not support the version of Windows your computer is running").
+        echo | WINEPREFIX=$prefix wine winecfg /v win10 2>&1 | cat
+        WINEPREFIX=$prefix wineserver -w
     fi
     cp "$SHIMS/bcryptprimitives.dll" "$SHIMS/icuuc.dll" "$prefix/drive_c/windows/system32/"
 }
