@@ -102,6 +102,24 @@ make_prefix() {  # make_prefix PREFIX [USER]
     fi
     cp "$SHIMS/bcryptprimitives.dll" "$SHIMS/icuuc.dll" "$prefix/drive_c/windows/system32/"
 }
+# wait_for_window PREFIX ERROR_PNG: until VoxDesk's main window is on the screen (up to 4 min);
+# fails at once, with a screenshot, if the program shows an error box instead.
+wait_for_window() {
+    local tree
+    for _ in $(seq 1 480); do
+        tree=$(LC_ALL=C.UTF-8 xwininfo -root -tree 2>/dev/null || true)
+        # the main window's title ends in " — VoxDesk" ("Untitled script — VoxDesk"); the splash
+        # screen shown while torch is imported (ui/main.py) is just "VoxDesk"
+        grep -q '— VoxDesk": ("voxdesk.exe"' <<<"$tree" && return 0
+        if grep -qi '"Error": ("voxdesk.exe"' <<<"$tree"; then
+            import -window root "$2"
+            echo "VoxDesk.exe showed an error box instead of its window: $2"
+            return 1
+        fi
+        sleep 0.5
+    done
+    return 1
+}
 make_prefix "$BUILD_PREFIX"
 PYDIR=$BUILD_PREFIX/drive_c/py311
 WINPY='C:\py311\python.exe'
@@ -219,21 +237,10 @@ W0=$(date +%s.%N)
 # (Not through wine_in: the program would keep the pipe open and the step would wait for it.)
 VOXDESK_HOME=$(winpath "$WINDOW_HOME") WINEPREFIX=$BUILD_PREFIX \
     wine start /unix "$(readlink -f "$BUNDLE/VoxDesk.exe")" </dev/null >/dev/null 2>&1
-SHOWN=""
-for _ in $(seq 1 480); do
-    TREE=$(LC_ALL=C.UTF-8 xwininfo -root -tree 2>/dev/null || true)
-    # the main window's title ends in " — VoxDesk" ("Untitled script — VoxDesk"); the splash
-    # screen shown while torch is imported (ui/main.py) is just "VoxDesk"
-    if grep -q '— VoxDesk": ("voxdesk.exe"' <<<"$TREE"; then SHOWN=$(date +%s.%N); break; fi
-    if grep -qi '"Error": ("voxdesk.exe"' <<<"$TREE"; then
-        import -window root "$OUT/window-error.png"
-        echo "VoxDesk.exe showed an error box instead of its window: $OUT/window-error.png"; exit 1
-    fi
-    sleep 0.5
-done
-if [ -z "$SHOWN" ]; then
+wait_for_window "$BUILD_PREFIX" "$OUT/window-error.png" || {
     echo "no VoxDesk window appeared:"; cat "$WINDOW_HOME"/logs/*.log 2>/dev/null || true; exit 1
-fi
+}
+SHOWN=$(date +%s.%N)
 echo "window shown after $(python3 -c "print(f'{$SHOWN - $W0:.1f}')") s under Wine"
 sleep 8  # let it settle (the model manager opens over the main window on a first run)
 import -window root "$SCREENSHOT"
@@ -253,17 +260,23 @@ if [ "${SKIP_INSTALLER:-0}" != 1 ]; then
         (cd "$WINE_CACHE/npm" && npm pack --silent "$INNO_NPM" >/dev/null && mkdir -p innosetup &&
             tar -xzf innosetup-*.tgz -C innosetup --strip-components=1)
     fi
-    I0=$(date +%s)
-    wine_in "$BUILD_PREFIX" "$INNO_DIR/bin/ISCC.exe" /Q "/DAppVersion=$VERSION" "/DBundleDir=$(winpath "$BUNDLE")" \
-        /DVariant=cpu "/O$(winpath dist)" "$(winpath installer/voxdesk.iss)"
-    I1=$(date +%s)
     SETUP=dist/VoxDesk-$VERSION-windows-cpu-setup.exe
+    I0=$(date +%s)
+    if [ "${SKIP_BUILD:-0}" = 1 ] && [ "$SETUP" -nt "$BUNDLE/voxdesk-cli.exe" ] && [ "$SETUP" -nt installer/voxdesk.iss ]; then
+        echo "SKIP_BUILD=1: $SETUP is newer than the bundle and installer/voxdesk.iss: kept"
+    else
+        wine_in "$BUILD_PREFIX" "$INNO_DIR/bin/ISCC.exe" /Q "/DAppVersion=$VERSION" "/DBundleDir=$(winpath "$BUNDLE")" \
+            /DVariant=cpu "/O$(winpath dist)" "$(winpath installer/voxdesk.iss)"
+    fi
+    I1=$(date +%s)
     ls -la "$SETUP"
 fi
 
 # ---- 7. install, self-test, uninstall as "Zoë Lin" --------------------------------------------
 if [ -n "$SETUP" ]; then
     make_prefix "$USER_PREFIX" "$TEST_USER"
+    # Wine names the profile folder after the Unix user of each call, not of the prefix
+    export USER=$TEST_USER LOGNAME=$TEST_USER
     UDRIVE=$USER_PREFIX/drive_c
     DATA="$UDRIVE/users/$TEST_USER/AppData/Local/VoxDesk"
     APPDIR='C:\Program Files\VoxDesk'
@@ -275,13 +288,21 @@ if [ -n "$SETUP" ]; then
         ls "$UDRIVE/Program Files/VoxDesk/"
     }
     install_silent
-    step "installed self-test, user data in the real %LOCALAPPDATA% of \"$TEST_USER\""
+    step "installed: self-test, a take saved in \"$TEST_USER\"'s profile, the window once (settings and log in %LOCALAPPDATA%)"
     wine_in "$USER_PREFIX" "$APPDIR\\voxdesk-cli.exe" --self-test | tee "$OUT/selftest-installed.txt"
     grep -aq "SELF-TEST PASSED" "$OUT/selftest-installed.txt"
+    # (Wine maps Documents and Desktop to the Unix home: a plain folder of the profile instead)
+    TAKES="$UDRIVE/users/$TEST_USER/VoxDesk takes"
+    mkdir -p "$TAKES"
     wine_in "$USER_PREFIX" "$APPDIR\\voxdesk-cli.exe" synth --model "$(winpath "$PARITY/model")" --text "Zoë" \
-        --seed 7 --out "C:\\users\\$TEST_USER\\Documents\\Zoë's take.wav"
-    ls -la "$DATA" "$UDRIVE/users/$TEST_USER/Documents/"
-    [ -d "$DATA/logs" ] || { echo "no user data in $DATA"; exit 1; }
+        --seed 7 --out "C:\\users\\$TEST_USER\\VoxDesk takes\\Zoë's take.wav"
+    [ -s "$TAKES/Zoë's take.wav" ] || { echo "no take written to $TAKES"; exit 1; }
+    WINEPREFIX=$USER_PREFIX wine start /unix "$UDRIVE/Program Files/VoxDesk/VoxDesk.exe" </dev/null >/dev/null 2>&1
+    wait_for_window "$USER_PREFIX" "$OUT/window-installed-error.png" || { echo "the installed VoxDesk.exe showed no window"; exit 1; }
+    sleep 5
+    WINEPREFIX=$USER_PREFIX wineserver -k || true
+    ls -la "$TAKES" "$DATA" "$DATA/Logs"
+    [ -s "$DATA/Logs/voxdesk.log" ] || { echo "no user data in $DATA"; exit 1; }
 
     step "uninstall silently: the program goes, the user data stays"
     wine_in "$USER_PREFIX" "$APPDIR\\unins000.exe" /VERYSILENT /SUPPRESSMSGBOXES /NORESTART
@@ -301,11 +322,13 @@ if [ -n "$SETUP" ]; then
         # there 3 s after Y is the closing OK box, which takes Return.
         win=$(xdotool search --onlyvisible --name "Uninstall|VoxDesk" 2>/dev/null | tail -1 || true)
         if [ -n "$win" ]; then
-            xdotool windowactivate --sync "$win" key --clearmodifiers y 2>/dev/null || true
+            # focus, not activate: with no window manager on the Xvfb screen `windowactivate
+            # --sync` waits forever
+            xdotool windowfocus "$win" key --clearmodifiers y 2>/dev/null || true
             answered=$((answered + 1))
             sleep 3
             if xdotool search --onlyvisible --name "Uninstall|VoxDesk" 2>/dev/null | grep -qx "$win"; then
-                xdotool windowactivate --sync "$win" key --clearmodifiers Return 2>/dev/null || true
+                xdotool windowfocus "$win" key --clearmodifiers Return 2>/dev/null || true
             fi
         fi
         sleep 1
