@@ -317,20 +317,27 @@ if [ -n "$SETUP" ]; then
     UN_PID=$!
     answered=0
     for _ in $(seq 1 120); do
-        kill -0 "$UN_PID" 2>/dev/null || break
-        # Yes/No boxes ("remove VoxDesk?", "also delete your voices ...?") take Y; a box still
-        # there 3 s after Y is the closing OK box, which takes Return.
-        win=$(xdotool search --onlyvisible --name "Uninstall|VoxDesk" 2>/dev/null | tail -1 || true)
-        if [ -n "$win" ]; then
-            # focus, not activate: with no window manager on the Xvfb screen `windowactivate
-            # --sync` waits forever
-            xdotool windowfocus "$win" key --clearmodifiers y 2>/dev/null || true
-            answered=$((answered + 1))
-            sleep 3
-            if xdotool search --onlyvisible --name "Uninstall|VoxDesk" 2>/dev/null | grep -qx "$win"; then
-                xdotool windowfocus "$win" key --clearmodifiers Return 2>/dev/null || true
-            fi
+        # unins000.exe hands over to a copy of itself in %TEMP% and exits: done when neither it
+        # nor any of the uninstaller's boxes is left
+        if ! kill -0 "$UN_PID" 2>/dev/null && ! xdotool search --onlyvisible --name "Uninstall" >/dev/null 2>&1; then
+            break
         fi
+        # Each box by its title and size (Wine draws no title bars, so no clicking): "VoxDesk
+        # Uninstall", small, while the program is there: "remove VoxDesk?" takes Y; "Uninstall":
+        # "also delete your voices ...?" takes Y; "VoxDesk Uninstall", small, once the program is
+        # gone: the closing box takes Return. The progress window (large) is left alone.
+        for win in $(xdotool search --onlyvisible --name "Uninstall" 2>/dev/null); do
+            name=$(xdotool getwindowname "$win" 2>/dev/null || true)
+            eval "$(xdotool getwindowgeometry --shell "$win" 2>/dev/null)"
+            [ "${HEIGHT:-999}" -lt 200 ] || continue
+            key=y
+            if [ "$name" = "VoxDesk Uninstall" ] && [ ! -e "$UDRIVE/Program Files/VoxDesk/voxdesk-cli.exe" ]; then
+                key=Return
+            fi
+            xdotool windowfocus "$win" key --clearmodifiers "$key" 2>/dev/null || true
+            answered=$((answered + 1))
+            sleep 2
+        done
         sleep 1
     done
     wait "$UN_PID" 2>/dev/null || true
