@@ -8,9 +8,9 @@
 # the official eager loop back to back, in the background beside the GPU sections (cpu.log).
 # cpu2: VoxCPM2 real shapes on two host cores, ours fp32 / int8 and the official eager loop.
 # serve: `voxdesk serve` on the GPU with VoxCPM2 real shapes under the load generator (1, 8, 32
-# clients, then a 1,000-request soak: RSS and GPU memory every 500 requests); soakcpu: the same
-# server on two host cores with the tiny checkpoint, 4,000 requests (does RSS level off?).
-# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [soakcpu]
+# clients, then a 1,000-request soak: RSS and GPU memory every 500 requests). cpu and cpu2 use the
+# same two host cores (14, 15): ask for one of them per call.
+# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
 RES=/tmp/bench-res
@@ -26,6 +26,17 @@ want() { [ -z "$ARGS" ] || [[ " $ARGS " == *" $1 "* ]]; }
 ARGS="$*"
 ckpt() {  # preset folder
     [ -f "$2/model.safetensors" ] || python3 -c "from app.models.voxcpm.checkpoint import write_checkpoint as w; w('$2', '$1')"
+}
+cpu_vs_official() {  # LABEL TIMEOUT INT8_ARGS BENCH_ARGS...: ours fp32, ours int8, official eager
+    local label=$1 limit=$2 int8=$3 run
+    shift 3
+    for run in "fp32:" "int8:$int8"; do
+        echo "== $label ${run%%:*}"
+        # shellcheck disable=SC2086  # the int8 switches are several words
+        taskset -c 14,15 timeout "$limit" bash -c 'bench "$@"' _ "$@" ${run#*:} --json "$RES/${label}_${run%%:*}.json"
+    done
+    echo "== $label official eager"
+    taskset -c 14,15 timeout "$limit" bash -c 'bench "$@"' _ "$@" --official-only --json "$RES/${label}_official.json"
 }
 cat .whl/COMMIT 2>/dev/null
 nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv
@@ -59,12 +70,7 @@ with torch.inference_mode():
     t = time.perf_counter(); full = m.audio_vae.decode(z)[:, 0]; print(f"whole decode: {1e3 * (time.perf_counter() - t) / 30:.1f} ms per patch")
     print("gemm vs torch max abs", float((out["gemm"] - out["torch"]).abs().max()), "vs whole", float((out["gemm"] - full).abs().max()))
 PY
-        for run in "fp32:" "int8:--cpu-weights int8 --fidelity"; do
-            echo "== cpu ${run%%:*}"
-            taskset -c 14,15 timeout 200 bash -c 'bench "$@"' _ $C ${run#*:} --json "$RES/cpu_${run%%:*}.json"
-        done
-        echo "== cpu official eager"
-        taskset -c 14,15 timeout 200 bash -c 'bench "$@"' _ $C --official-only --json "$RES/cpu_official.json"
+        cpu_vs_official cpu 200 "--cpu-weights int8 --fidelity" $C
     ) > "$OUT/cpu.log" 2>&1 &
     CPU_PID=$!
     taskset -cp 0-11 $$ > /dev/null  # the GPU sections keep off the cores the CPU runs use
@@ -72,24 +78,9 @@ fi
 if want cpu2; then
     (
         C="--model /tmp/v2 --device cpu --threads 2 --concurrency 1 --steps 8 --voice-patches 0"
-        for run in "fp32:" "int8:--cpu-weights int8"; do
-            echo "== cpu2 VoxCPM2 ${run%%:*}"
-            taskset -c 14,15 timeout 280 bash -c 'bench "$@"' _ $C ${run#*:} --json "$RES/cpu2_${run%%:*}.json"
-        done
-        echo "== cpu2 VoxCPM2 official eager"
-        taskset -c 14,15 timeout 280 bash -c 'bench "$@"' _ $C --official-only --json "$RES/cpu2_official.json"
+        cpu_vs_official cpu2 280 "--cpu-weights int8" $C
     ) > "$OUT/cpu2.log" 2>&1 &
     CPU2_PID=$!
-    taskset -cp 0-11 $$ > /dev/null
-fi
-if want soakcpu; then
-    (
-        python3 -c "import sys; sys.path.insert(0, 'tests'); from tiny import write_tiny_checkpoint as w; w('/tmp/tiny2', 'voxcpm2')"
-        echo "== soakcpu: tiny VoxCPM2 on two host cores, 4,000 requests"
-        taskset -c 12,13 timeout 540 python3 -m app.server.loadgen --model /tmp/tiny2 --device cpu \
-            --concurrency 8 --requests 64 --soak 4000
-    ) > "$OUT/soakcpu.log" 2>&1 &
-    SOAK_PID=$!
     taskset -cp 0-11 $$ > /dev/null
 fi
 if want tests; then
@@ -127,4 +118,3 @@ if want serve; then  # the speech server on the GPU, real shapes, under load and
 fi
 [ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }
 [ -n "$CPU2_PID" ] && { echo "waiting for the cpu2 section"; wait $CPU2_PID; cat "$OUT/cpu2.log"; }
-[ -n "$SOAK_PID" ] && { echo "waiting for the soakcpu section"; wait $SOAK_PID; cat "$OUT/soakcpu.log"; }
