@@ -37,9 +37,9 @@ def test_a_runaway_regex_is_stopped_reported_and_skipped():
     assert time.perf_counter() - started < 10  # unbounded without the limit
     (problem,) = rules.take_problems()
     assert "Pronunciation rule 1" in problem and "took too long" in problem
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time: a busy shared CI core cannot stretch it
     assert rules.apply(EVIL_TEXT) == EVIL_TEXT  # skipped from then on: no second wait
-    assert time.perf_counter() - started < 0.05 and rules.take_problems() == []
+    assert time.thread_time() - started < 0.05 and rules.take_problems() == []
 
 
 def test_a_runaway_regex_in_the_window_is_reported_and_the_window_works(qtbot, home):  # noqa: F811

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCharFormat
 from PySide6.QtWidgets import QApplication
 from test_ui_window import import_voice, speak_and_wait, type_script
-from ui_fixtures import ScriptedDialogs, home, open_window, ui_model, write_voice_file  # noqa: F401
+from ui_fixtures import GuiThreadWatcher, ScriptedDialogs, home, open_window, ui_model, write_voice_file  # noqa: F401
 
 from ui.views.segment_table import FAILED_RED, format_seconds
 from ui.views.tag_checker import tag_format_at
@@ -175,16 +175,23 @@ def test_speak_shows_a_change_within_100_ms_of_the_key(qtbot, home, ui_model, tm
     busy_texts: list[str] = []
     original = window.transport.set_busy_text
     window.transport.set_busy_text = lambda text: (busy_texts.append(text), original(text))
+    watcher = GuiThreadWatcher()
     with qtbot.waitSignal(window.session.runFinished, timeout=60_000):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         qtbot.keyClick(window.script.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.thread_time() - cpu_started
         shown = [window.script.table.cell_text(i, 3) for i in range(2)]
         busy = window.transport.busy_label.text()
         stop_enabled = window.transport.stop_button.isEnabled()
-    print(f"Speak: first visible change {elapsed * 1000:.1f} ms after the key")
-    # Encoding and generation run off the GUI thread; the margin is a shared 2-core CI machine's.
-    assert elapsed < 0.250
+    heavy = watcher.stop()
+    print(f"Speak: first visible change {elapsed * 1000:.1f} ms after the key ({cpu * 1000:.1f} ms CPU)")
+    # Encoding and generation run off the GUI thread: its stack, sampled every 2 ms, never shows
+    # them, and the GUI thread's own CPU time from the key to the Queued rows is within 100 ms.
+    # Wall time is the user's view (a few ms here); its wider margin is for a shared 2-core CI
+    # machine, where another process can hold the core for a few hundred ms at any moment.
+    assert heavy == [], heavy[:3]
+    assert cpu < 0.100
+    assert elapsed < 0.500
     assert shown == ["Queued", "Queued"] and busy == "Preparing the voices…" and stop_enabled
     assert "Encoding the voice…" in busy_texts and "Generating…" in busy_texts
     assert [s.status for s in window.session.segments] == ["done", "done"]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import threading
 import time
 from pathlib import Path
 
@@ -11,7 +9,15 @@ import numpy as np
 import soundfile
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication
-from ui_fixtures import ScriptedDialogs, home, open_window, played, ui_model, write_voice_file  # noqa: F401
+from ui_fixtures import (  # noqa: F401
+    GuiThreadWatcher,
+    ScriptedDialogs,
+    home,
+    open_window,
+    played,
+    ui_model,
+    write_voice_file,
+)
 
 from app.export import Clip, merge
 from app.voices import latents
@@ -33,36 +39,6 @@ def type_script(qtbot, window, text: str) -> None:
             qtbot.keyClick(editor, Qt.Key.Key_Return)
         qtbot.keyClicks(editor, line)
     window.script.flush()
-
-
-class GuiThreadWatcher:
-    """Samples the GUI thread's Python stack from another thread and keeps each sample that is
-    inside model, engine-step or torch code: work that belongs on the engine thread."""
-
-    HEAVY = ("/app/models/", "/app/engine/model_runner.py", "/app/engine/scheduler.py", "/torch/")
-
-    def __init__(self) -> None:
-        self.samples: list[str] = []
-        self._main = threading.main_thread().ident
-        self._running = True
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-
-    def _sample(self) -> None:
-        while self._running:
-            time.sleep(0.002)
-            frame = sys._current_frames().get(self._main)
-            while frame is not None:
-                name = frame.f_code.co_filename.replace("\\", "/")
-                if any(part in name for part in self.HEAVY):
-                    self.samples.append(f"{name}:{frame.f_lineno}")
-                    break
-                frame = frame.f_back
-
-    def stop(self) -> list[str]:
-        self._running = False
-        self._thread.join()
-        return self.samples
 
 
 def speak_and_wait(qtbot, window) -> None:
@@ -140,7 +116,7 @@ def test_event_loop_stays_responsive_while_loading_and_generating(qtbot, home, u
     timer.setInterval(10)
     timer.timeout.connect(ping)
     timer.start()
-    watcher = GuiThreadWatcher()
+    watcher = GuiThreadWatcher(last)
     started = time.perf_counter()
     window.load_model(ui_model)  # the model loads on the engine thread
     assert window.engine_label.text().startswith("Engine: loading")
@@ -156,9 +132,16 @@ def test_event_loop_stays_responsive_while_loading_and_generating(qtbot, home, u
     print(f"event loop: {len(lateness)} pings over {elapsed:.2f} s, max late {worst * 1000:.1f} ms")
     # What the GUI thread ran, sampled every 2 ms: never the model, the engine's step or torch.
     assert heavy == [], heavy[:3]
-    # A load or a generation step on the GUI thread would hold it for seconds; the bound leaves
-    # room for a shared 2-core CI machine's scheduling, which a timer cannot tell from a block.
-    assert worst < 0.250
+    # The stack samples above are the check that cannot be fooled by the machine. The timer is
+    # the user's view: almost every tick on time, and no hold long enough to notice. A single
+    # tick may be late on a shared 2-core CI machine (one was 293 ms in CI while the samples
+    # found nothing heavy), which a timer cannot tell from a block; a model load or a run of
+    # generation steps on the GUI thread would hold it for seconds. A failure lists each stall's
+    # GUI-thread stack.
+    typical = float(np.percentile(lateness, 95))
+    print(f"event loop: 95th percentile late {typical * 1000:.1f} ms")
+    assert typical < 0.050, watcher.stalls
+    assert worst < 1.0, watcher.stalls
 
 
 def test_stop_cancels_mid_run(qtbot, home, ui_model, tmp_path):  # noqa: F811

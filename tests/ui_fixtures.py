@@ -4,6 +4,10 @@ and a window on a private VOXDESK_HOME with a capture sink in place of the sound
 from __future__ import annotations
 
 import json
+import sys
+import threading
+import time
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -111,3 +115,46 @@ def played(window) -> np.ndarray:
     sink = window.playback.sink
     sink.drain()
     return sink.captured
+
+
+class GuiThreadWatcher:
+    """Samples the GUI thread's Python stack from another thread every 2 ms. Keeps each sample
+    that is inside model, engine-step or torch code (work that belongs on the engine thread), and
+    the stack of every stall: a moment the GUI thread has not answered its 10 ms timer for 100 ms."""
+
+    HEAVY = ("/app/models/", "/app/engine/model_runner.py", "/app/engine/scheduler.py", "/torch/")
+    # The reference-length guide counts a segment's tokens on the GUI thread on purpose: the
+    # tokenizer is Rust and takes microseconds a sentence; the frames around it are still checked.
+    LIGHT = ("/app/models/voxcpm/tokenizer.py",)
+    STALL = 0.100
+
+    def __init__(self, last_ping: list[float] | None = None) -> None:
+        self.samples: list[str] = []
+        self.stalls: list[str] = []
+        self._last_ping = last_ping or [float("inf")]  # without a timer: no stalls to find
+        self._main = threading.main_thread().ident
+        self._running = True
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        stalled_since = None
+        while self._running:
+            time.sleep(0.002)
+            frame = sys._current_frames().get(self._main)
+            late = time.perf_counter() - self._last_ping[0]
+            if late > self.STALL and stalled_since != self._last_ping[0] and frame is not None:
+                stalled_since = self._last_ping[0]
+                where = "".join(traceback.format_stack(frame)[-8:])
+                self.stalls.append(f"GUI thread late {late * 1000:.0f} ms in:\n{where}")
+            while frame is not None:
+                name = frame.f_code.co_filename.replace("\\", "/")
+                if not name.endswith(self.LIGHT) and any(part in name for part in self.HEAVY):
+                    self.samples.append(f"{name}:{frame.f_lineno}")
+                    break
+                frame = frame.f_back
+
+    def stop(self) -> list[str]:
+        self._running = False
+        self._thread.join()
+        return self.samples
