@@ -53,17 +53,20 @@ def test_bench_prints_a_table_and_writes_json(model, tmp_path, capsys):
 
 def test_bench_on_cpu_int8_fidelity_and_the_official_loop(model, tmp_path, capsys):
     """The CPU fast path (int8 Linear weights) against fp32 on one request, and the official
-    eager loop on the CPU (it once hard-coded CUDA), from one bench call."""
+    eager loop on the CPU (it once hard-coded CUDA) in a dtype other than the checkpoint's,
+    from one bench call."""
     from official import import_official
 
     import_official()
     out = tmp_path / "cpu.json"
     args = ["bench", "--model", str(model), "--device", "cpu", "--threads", "1", "--concurrency", "1"]
     args += ["--steps", "4", "--voice-patches", "2", "--cpu-weights", "int8", "--fidelity", "--official"]
-    assert main([*args, "--max-model-len", "256", "--json", str(out)]) == 0
+    assert json.loads((model / "config.json").read_text())["dtype"] != "bfloat16"
+    assert main([*args, "--official-dtype", "bfloat16", "--max-model-len", "256", "--json", str(out)]) == 0
     assert "fidelity vs fp32" in capsys.readouterr().out
     res = json.loads(out.read_text())
     fid = res["fidelity"]
     assert fid["patches"] == 4 and 0 < fid["first_patch_rel_l2"] < 0.2, fid
     official = res["official"]["eager"]
-    assert official["device"] == "cpu" and np.isfinite(official["ms_per_step"])
+    assert (official["device"], official["dtype"]) == ("cpu", "bfloat16")
+    assert np.isfinite(official["ms_per_step"])

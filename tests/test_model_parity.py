@@ -6,6 +6,8 @@ velocity, the CFM solve (also batched with a per-sample guidance value), FSQ and
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from official import import_official
@@ -105,6 +107,27 @@ def test_cfm_solve_batched_per_sample_cfg(pair):
             cfg_value=cfgs[i],
         )
         _close(got[i : i + 1], want.transpose(1, 2))
+
+
+@torch.inference_mode()
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_cached_time_embeddings_are_bit_equal(pair, dtype):
+    """The CPU solve computes the time MLPs once per grid and batch size: every later patch,
+    and a batch of another size, gets exactly what computing them afresh gives."""
+    _, ours = pair
+    cfm = copy.deepcopy(ours.feat_decoder).to(dtype)
+    d, p = ours.feat_dim, ours.patch_size
+    for b in (2, 2, 3, 2):
+        g = torch.Generator().manual_seed(b)
+        mu, cond = torch.randn(b, _mu_width(ours), generator=g), torch.randn(b, d, p, generator=g)
+        noise, cfg = torch.randn(b, d, p, generator=g), torch.full((b,), 2.0)
+        args = (noise.to(dtype), mu.to(dtype), cond.to(dtype), cfg, 10)
+        cached = cfm.solve(*args)
+        assert cfm._tembs[0][0] == b and len(cfm._tembs[1]) == 9  # steps 2..10 after the zero step
+        cfm._time_cache = lambda *a: None  # instance override: no cache for this solve
+        fresh = cfm.solve(*args)
+        del cfm._time_cache
+        assert torch.equal(cached, fresh)
 
 
 @torch.inference_mode()

@@ -10,7 +10,9 @@ step (host work, graph replay, and an eager breakdown by component).
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -283,12 +285,34 @@ def peak_rss_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB on Linux
 
 
+def _model_in_dtype(model_dir: str, dtype: str, into: Path) -> str:
+    """A copy of ``model_dir`` in ``into`` whose config.json names ``dtype`` (the official
+    loader runs in the config's dtype); the weight files are linked, not copied, where the
+    file system allows."""
+    for src in Path(model_dir).iterdir():
+        if src.name != "config.json" and src.is_file():
+            try:
+                (into / src.name).symlink_to(src.resolve())
+            except OSError:  # Windows without the symlink privilege
+                shutil.copy2(src, into / src.name)
+    cfg = json.loads((Path(model_dir) / "config.json").read_text())
+    (into / "config.json").write_text(json.dumps({**cfg, "dtype": dtype}))
+    return str(into)
+
+
 def bench_official(
-    model_dir: str, compiled: bool, device: str = "cuda", steps: tuple[int, int] = (20, 60)
+    model_dir: str,
+    compiled: bool,
+    device: str = "cuda",
+    steps: tuple[int, int] = (20, 60),
+    dtype: str | None = None,
 ) -> dict[str, Any]:
     """ms/step of the official loop (zero-shot), from two lengths so prefill and the final
-    decode cancel out; on ``device`` in the official package's own dtype for it. Needs the
-    official ``voxcpm`` package."""
+    decode cancel out; on ``device`` in the official package's own dtype for it (the
+    checkpoint's), or in ``dtype``. Needs the official ``voxcpm`` package."""
+    if dtype:
+        with tempfile.TemporaryDirectory(prefix="voxdesk-official-") as tmp:
+            return bench_official(_model_in_dtype(model_dir, dtype, Path(tmp)), compiled, device, steps)
     import importlib
 
     cfg = json.loads((Path(model_dir) / "config.json").read_text())
@@ -378,6 +402,12 @@ def add_parser(subparsers) -> None:
     p.add_argument("--official-compiled", action="store_true", help="also time official optimize()")
     p.add_argument("--official-only", action="store_true", help="time the official eager loop alone")
     p.add_argument(
+        "--official-dtype",
+        default=None,
+        choices=["float32", "bfloat16", "float16"],
+        help="run the official loops in this dtype (default: the checkpoint's)",
+    )
+    p.add_argument(
         "--peer", default=None, metavar="PEER_NVV_PY", help="also run this peer_nvv.py (same python)"
     )
     p.add_argument("--json", default=None, help="write the results here")
@@ -410,16 +440,17 @@ def main(args) -> int:
     )
     cpu_steps = (max(2, args.steps // 4), args.steps)
     if args.official_only:
-        res = {"official": {"eager": bench_official(args.model, False, device, cpu_steps)}}
+        eager = bench_official(args.model, False, device, cpu_steps, args.official_dtype)
+        res = {"official": {"eager": eager}}
         print(f"official eager: {res['official']['eager']}")
     else:
         res = bench_engine(config, conc, args.steps, t_process, args.voice_patches)
         official = {}
         steps = cpu_steps if device == "cpu" else (20, 60)
         if args.official:
-            official["eager"] = bench_official(args.model, False, device, steps)
+            official["eager"] = bench_official(args.model, False, device, steps, args.official_dtype)
         if args.official_compiled:
-            official["optimize"] = bench_official(args.model, True, device, steps)
+            official["optimize"] = bench_official(args.model, True, device, steps, args.official_dtype)
         if official:
             res["official"] = official
             one = res["batches"][0]["ms_per_step"]

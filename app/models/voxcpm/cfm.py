@@ -27,16 +27,39 @@ class CFM(nn.Module):
         super().__init__()
         self.estimator = estimator
         self.mean_mode = mean_mode
+        # The time embeddings of the last solve's grid, by step: every patch walks the same
+        # grid, so on the CPU (where nothing replays a graph) they are computed once, not
+        # 4 Linears x 9 steps per patch. Keyed by what the grid and the shapes depend on.
+        self._tembs: tuple[tuple, dict[int, torch.Tensor]] = ((), {})
+
+    def _time_cache(self, x: torch.Tensor, n_steps: int, sway: float) -> dict[int, torch.Tensor] | None:
+        if x.device.type != "cpu":
+            return None
+        key = (x.shape[0], n_steps, sway, x.dtype)
+        if self._tembs[0] != key:
+            self._tembs = (key, {})
+        return self._tembs[1]
 
     def velocity(
-        self, x: torch.Tensor, mu2: torch.Tensor, t: torch.Tensor, dt: torch.Tensor, cond2: torch.Tensor
+        self,
+        x: torch.Tensor,
+        mu2: torch.Tensor,
+        t: torch.Tensor,
+        dt: torch.Tensor,
+        cond2: torch.Tensor,
+        tembs: dict[int, torch.Tensor] | None = None,
+        step: int = 0,
     ) -> torch.Tensor:
         """``[2B, D, P]``: conditional then unconditional velocities at one time (``t``/``dt``
-        scalars); ``mu2 = [mu, 0]`` and ``cond2 = [cond, cond]`` are built once per solve."""
+        scalars); ``mu2 = [mu, 0]`` and ``cond2 = [cond, cond]`` are built once per solve.
+        ``tembs``: cached time embeddings by ``step``, filled here when missing."""
         n = 2 * x.shape[0]
         ts = t.reshape(1).expand(n)
         dts = dt.reshape(1).expand(n) if self.mean_mode else torch.zeros_like(ts)
-        return self.estimator(torch.cat([x, x]), mu2, ts, cond2, dts)
+        temb = None if tembs is None else tembs.get(step)
+        if temb is None and tembs is not None:
+            temb = tembs[step] = self.estimator.time_embedding(ts, dts, self.estimator.in_proj.weight.dtype)
+        return self.estimator(torch.cat([x, x]), mu2, ts, cond2, dts, temb)
 
     def solve(
         self,
@@ -58,13 +81,14 @@ class CFM(nn.Module):
         g = cfg.to(torch.float32).view(-1, 1, 1)
         mu2, cond2 = torch.cat([mu, torch.zeros_like(mu)]), torch.cat([cond, cond])
         fused = cfg_zero_star and kernels.usable(x)
+        tembs = self._time_cache(x, n_steps, sway)
         for step in range(1, n_steps + 1):
             if cfg_zero_star and step <= zero_steps:
                 x = x - dt * torch.zeros_like(x)
             elif fused:  # the CFG-zero* update and the Euler step in one kernel
                 x = kernels.cfg_euler(x, self.velocity(x, mu2, t, dt, cond2), g, dt)
             else:
-                x = x - dt * self.guide(self.velocity(x, mu2, t, dt, cond2), g, cfg_zero_star)
+                x = x - dt * self.guide(self.velocity(x, mu2, t, dt, cond2, tembs, step), g, cfg_zero_star)
             t = t - dt
             if step < n_steps:
                 dt = t - t_span[step + 1]

@@ -50,6 +50,11 @@ class LocDiT(nn.Module):
         self.delta_time_mlp = TimeMLP(h)
         self.decoder = MiniCPM(cfg)
 
+    def time_embedding(self, t: torch.Tensor, dt: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """``t, dt [N]`` -> ``[N, H]`` in ``dtype``: the two time MLPs' sum."""
+        temb = self.time_mlp(time_sinusoid(t, self.hidden).to(dtype))
+        return temb + self.delta_time_mlp(time_sinusoid(dt, self.hidden).to(dtype))
+
     def forward(
         self,
         x: torch.Tensor,
@@ -57,14 +62,16 @@ class LocDiT(nn.Module):
         t: torch.Tensor,
         cond: torch.Tensor,
         dt: torch.Tensor,
+        temb: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """``x [N, D, P]``, ``mu [N, H]`` (v2: ``[N, 2H]``), ``t, dt [N]``, ``cond [N, D, P']``
-        -> velocity ``[N, D, P]``."""
+        -> velocity ``[N, D, P]``. ``temb``: :meth:`time_embedding` of ``t, dt``, when the
+        caller already has it."""
         # Contiguous inputs: the GEMM path (and so the bf16 rounding) then matches the official one.
         xs = self.in_proj(x.transpose(1, 2).contiguous())
         cs = self.cond_proj(cond.transpose(1, 2).contiguous())
-        temb = self.time_mlp(time_sinusoid(t, self.hidden).to(xs.dtype))
-        temb = temb + self.delta_time_mlp(time_sinusoid(dt, self.hidden).to(xs.dtype))
+        if temb is None:
+            temb = self.time_embedding(t, dt, xs.dtype)
         if self.v2:
             head = torch.cat([mu.view(xs.shape[0], -1, self.hidden), temb.unsqueeze(1)], dim=1)
         else:

@@ -84,18 +84,18 @@ class Attention(nn.Module):
         self.k_proj = nn.Linear(h, self.n_kv * d, bias=False)
         self.v_proj = nn.Linear(h, self.n_kv * d, bias=False)
         self.o_proj = nn.Linear(self.n_heads * d, h, bias=False)
-        self.qkv_weight: torch.Tensor | None = None  # set by pack_projections
+        self.qkv_proj: nn.Module | None = None  # set by pack_projections
 
     def pack(self) -> None:
-        """Store q/k/v as row blocks of one matrix (the three weights become views of it), so
-        one GEMM computes all three projections."""
-        self.qkv_weight = _pack(self.q_proj, self.k_proj, self.v_proj)
+        """One Linear for q/k/v (the three weights become views of its weight), so one GEMM
+        computes all three projections."""
+        self.qkv_proj = _pack(self.q_proj, self.k_proj, self.v_proj)
 
     def _project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        if self.qkv_weight is None:
+        if self.qkv_proj is None:
             return self.q_proj(x), self.k_proj(x), self.v_proj(x)
         kv_dim = self.n_kv * self.head_dim
-        return F.linear(x, self.qkv_weight).split([self.n_heads * self.head_dim, kv_dim, kv_dim], dim=-1)
+        return self.qkv_proj(x).split([self.n_heads * self.head_dim, kv_dim, kv_dim], dim=-1)
 
     def forward(
         self,
@@ -125,28 +125,35 @@ class MLP(nn.Module):
         self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
-        self.gate_up_weight: torch.Tensor | None = None  # set by pack_projections
+        self.gate_up_proj: nn.Module | None = None  # set by pack_projections
 
     def pack(self) -> None:
-        """One GEMM for gate and up (their weights become views of one matrix)."""
-        self.gate_up_weight = _pack(self.gate_proj, self.up_proj)
+        """One Linear for gate and up (their weights become views of its weight)."""
+        self.gate_up_proj = _pack(self.gate_proj, self.up_proj)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.gate_up_weight is not None and kernels.usable(x):
-            return self.down_proj(kernels.silu_mul(F.linear(x, self.gate_up_weight)))
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        if self.gate_up_proj is None:
+            return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        gate_up = self.gate_up_proj(x)
+        if kernels.usable(gate_up):
+            return self.down_proj(kernels.silu_mul(gate_up))
+        gate, up = gate_up.chunk(2, dim=-1)
+        return self.down_proj(F.silu(gate) * up)
 
 
-def _pack(*linears: nn.Linear) -> torch.Tensor:
-    """Concatenate bias-free Linear weights along their outputs and make each weight a view
-    of the result, so packing costs no extra memory and ``state_dict`` is unchanged."""
+def _pack(*linears: nn.Linear) -> nn.Linear:
+    """One bias-free Linear whose weight is the given weights stacked along the outputs; each
+    original weight becomes a view of it, so packing costs no memory and ``state_dict`` keeps
+    the official names."""
     packed = torch.cat([lin.weight.detach() for lin in linears])
     start = 0
     for lin in linears:
         rows = lin.weight.shape[0]
         lin.weight.data = packed[start : start + rows]
         start += rows
-    return packed
+    joined = nn.Linear(packed.shape[1], packed.shape[0], bias=False, device="meta")
+    joined.weight = nn.Parameter(packed, requires_grad=False)
+    return joined
 
 
 def pack_projections(model: nn.Module) -> None:
