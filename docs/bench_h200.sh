@@ -28,15 +28,13 @@ ckpt() {  # preset folder
     [ -f "$2/model.safetensors" ] || python3 -c "from app.models.voxcpm.checkpoint import write_checkpoint as w; w('$2', '$1')"
 }
 cpu_vs_official() {  # LABEL TIMEOUT INT8_ARGS BENCH_ARGS...: ours fp32, ours int8, official eager
-    local label=$1 limit=$2 int8=$3 run
+    local label=$1 limit=$2 int8=$3 run  # (in the checkpoint's dtype, bf16, and in fp32)
     shift 3
-    for run in "fp32:" "int8:$int8"; do
+    for run in "fp32:" "int8:$int8" "official:--official-only" "official_fp32:--official-only --official-dtype float32"; do
         echo "== $label ${run%%:*}"
-        # shellcheck disable=SC2086  # the int8 switches are several words
+        # shellcheck disable=SC2086  # the switches are several words
         taskset -c 14,15 timeout "$limit" bash -c 'bench "$@"' _ "$@" ${run#*:} --json "$RES/${label}_${run%%:*}.json"
     done
-    echo "== $label official eager"
-    taskset -c 14,15 timeout "$limit" bash -c 'bench "$@"' _ "$@" --official-only --json "$RES/${label}_official.json"
 }
 cat .whl/COMMIT 2>/dev/null
 nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv
