@@ -19,7 +19,7 @@ Three interchangeable implementations give the same output:
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
@@ -39,6 +39,21 @@ class AttnContext:
     block_tables: torch.Tensor  # [B, nb] long: block ids per row (unused entries: scratch block)
     q_start: torch.Tensor  # [B] long: position of each row's first new position
     context_lens: torch.Tensor  # [B] int32: filled positions per row after this call
+    # the sdpa path's masks by (new positions, gathered positions): every layer of both stacks
+    # reads the same ones, so they are built once per call (inside a CUDA graph capture too)
+    masks: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = field(default_factory=dict)
+
+    def sdpa_masks(self, length: int, total: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        """(causal mask ``[B, 1, L, T]``, filled slots ``[B, T, 1, 1]``) for ``L`` new positions
+        over ``T`` gathered ones."""
+        key = (length, total)
+        if key not in self.masks:
+            qpos = self.q_start[:, None] + torch.arange(length, device=device)  # [B, L]
+            kpos = torch.arange(total, device=device)
+            causal = (kpos[None, None, :] <= qpos[:, :, None])[:, None]
+            filled = (kpos[None, :] < self.context_lens[:, None])[:, :, None, None]
+            self.masks[key] = (causal, filled)
+        return self.masks[key]
 
 
 def available_backends(device: torch.device) -> list[str]:
@@ -112,13 +127,9 @@ def _gather(cache: torch.Tensor, block_tables: torch.Tensor) -> torch.Tensor:
 
 def sdpa_paged(q: torch.Tensor, kc: torch.Tensor, vc: torch.Tensor, ctx: AttnContext) -> torch.Tensor:
     keys, values = _gather(kc, ctx.block_tables), _gather(vc, ctx.block_tables)
-    length = q.shape[1]
-    qpos = ctx.q_start[:, None] + torch.arange(length, device=q.device)  # [B, L]
-    kpos = torch.arange(keys.shape[1], device=q.device)
-    mask = (kpos[None, None, :] <= qpos[:, :, None])[:, None]  # [B, 1, L, T]
+    mask, filled = ctx.sdpa_masks(q.shape[1], keys.shape[1], q.device)
     # Slots past a row's context hold whatever an earlier owner (or a padding row) left there;
     # a masked NaN would still poison the sum (0 * NaN), so they are zeroed, not just masked.
-    filled = (kpos[None, :] < ctx.context_lens[:, None])[:, :, None, None]
     keys, values = keys.where(filled, 0), values.where(filled, 0)
     out = F.scaled_dot_product_attention(
         q.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2), attn_mask=mask, enable_gqa=True
