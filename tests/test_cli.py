@@ -40,6 +40,24 @@ def test_synth_one_text_matches_library(tiny_v2, tmp_path, capsys):
     assert np.abs(audio - ref.audio).max() <= 1.0 / 2**15 + 1e-6  # PCM_16 rounding
 
 
+def test_synth_int8_on_the_cpu(tiny_v2, tmp_path, capsys):
+    """``--cpu-weights int8`` reaches the model (its stacks run int8 Linear) and speaks the same
+    length; the exact default is untouched."""
+    args = ["synth", "--model", str(tiny_v2), "--text", "hello world", "--seed", "3", "--device", "cpu"]
+    args += ["--min-len", "6", "--max-len", "6"]
+    heard = {}
+    for weights in ("float32", "int8"):
+        out = tmp_path / f"{weights}.wav"
+        code, stdout, _ = _run([*args, "--cpu-weights", weights, "--out", str(out)], capsys)
+        assert code == 0 and "6 patches" in stdout
+        heard[weights] = sf.read(out, dtype="float32")[0]
+    assert len(heard["int8"]) == len(heard["float32"]) and not np.array_equal(heard["int8"], heard["float32"])
+    exact = Synthesizer.from_dir(tiny_v2, "cpu").synthesize("hello world", seed=3, min_len=6, max_len=6)
+    assert np.abs(heard["float32"] - exact.audio).max() <= 1.0 / 2**15 + 1e-6
+    int8 = Synthesizer.from_dir(tiny_v2, "cpu", cpu_weights="int8").model
+    assert "quantized" in type(int8.base_lm.layers[0].self_attn.qkv_proj).__module__
+
+
 def test_synth_voice_options(tiny_v2, tmp_path, capsys):
     prompt, ref = tmp_path / "p.wav", tmp_path / "r.wav"
     sf.write(prompt, tone(150), 16000, subtype="FLOAT")

@@ -151,9 +151,11 @@ def test_settings_dialog_round_trip(qtbot, home):  # noqa: F811
     dialog.language.setCurrentIndex(dialog.language.findData("zh_CN"))
     dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
     dialog.device.setCurrentIndex(dialog.device.findData("cpu"))
+    assert dialog.cpu_weights.currentData() == "float32"  # exact unless the user asks
+    dialog.cpu_weights.setCurrentIndex(dialog.cpu_weights.findData("int8"))
     dialog.accept()
     again = Settings()
-    assert (again.language, again.theme, again.device) == ("zh_CN", "dark", "cpu")
+    assert (again.language, again.theme, again.device, again.cpu_weights) == ("zh_CN", "dark", "cpu", "int8")
     assert again.path.parent == home / "config"
 
 

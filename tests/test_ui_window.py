@@ -144,6 +144,39 @@ def test_event_loop_stays_responsive_while_loading_and_generating(qtbot, home, u
     assert worst < 1.0, watcher.stalls
 
 
+def test_faster_cpu_weights_from_settings_reload_the_engine_and_speak(qtbot, home, ui_model, tmp_path):  # noqa: F811
+    """Settings > On the CPU > Faster: the engine reloads with int8 Linear weights, the status
+    bar says so, the exact model's takes are not passed off as its own, and speaking works;
+    back to Exact, neither are the int8 model's."""
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, ui_model, dialogs)
+    assert window.device_label.text() == "CPU"
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
+    type_script(qtbot, window, "Hello there. How are you?")
+    speak_and_wait(qtbot, window)
+    exact = [s.samples() for s in window.session.segments]
+
+    def choose(weights: str) -> None:
+        window.actions.open_settings()
+        dialog = window.actions.dialog
+        dialog.cpu_weights.setCurrentIndex(dialog.cpu_weights.findData(weights))
+        dialog.accept()
+        window.activateWindow()  # what the window manager does when a dialog closes
+        assert window.engine_label.text().startswith("Engine: loading")
+        qtbot.waitUntil(lambda: window.model.ready and QApplication.activeWindow() is window, timeout=30_000)
+        assert window.settings.cpu_weights == weights
+
+    choose("int8")
+    assert window.device_label.text() == "CPU · 8-bit weights"
+    assert [s.status for s in window.session.segments] == ["", ""]
+    speak_and_wait(qtbot, window)
+    assert [s.status for s in window.session.segments] == ["done", "done"] and dialogs.errors == []
+    assert not np.array_equal(window.session.segments[0].samples(), exact[0])
+    choose("float32")
+    assert window.device_label.text() == "CPU"
+    assert [s.status for s in window.session.segments] == ["", ""]  # nor the other way round
+
+
 def test_stop_cancels_mid_run(qtbot, home, ui_model, tmp_path):  # noqa: F811
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, ui_model, dialogs)

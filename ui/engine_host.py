@@ -50,17 +50,24 @@ class ModelInfo:
     encoder_rate: int  # rate of prompt audio (the VAE's input)
     device: str  # status-bar text, e.g. "NVIDIA H200 · 120.3 GB free" or "CPU"
     limits: Any = None  # app.voices.fit.ModelLimits: what fits in the model's positions
+    int8: bool = False  # running with int8 Linear weights on the CPU: its takes are its own
+
+    @property
+    def results_key(self) -> str:
+        """Keys stored takes: the exact model's and the int8 one's are not interchangeable
+        (voice latents are: the audio encoder is the same float model in both)."""
+        return f"{self.model_id}+int8" if self.int8 else self.model_id
 
 
-def describe_device(device: str) -> str:
-    """'NVIDIA H200 · 120.3 GB free' or 'CPU'."""
+def describe_device(device: str, cpu_weights: str | None = None) -> str:
+    """'NVIDIA H200 · 120.3 GB free', 'CPU' or 'CPU · 8-bit weights'."""
     import torch
 
     if device.startswith("cuda") and torch.cuda.is_available():
         index = torch.device(device).index or 0
         free, _total = torch.cuda.mem_get_info(index)
         return f"{torch.cuda.get_device_name(index)} · {free / 1e9:.1f} GB free"
-    return "CPU"
+    return "CPU · 8-bit weights" if cpu_weights == "int8" else "CPU"
 
 
 def _needs_encoding(prompt: Any) -> bool:
@@ -113,8 +120,8 @@ class EngineHost(QObject):
         self._wake.connect(self._on_wake, Qt.ConnectionType.QueuedConnection)
 
     # --- slots (engine thread) ------------------------------------------------------------
-    @Slot(str, str)
-    def load(self, model_dir: str, device: str) -> None:
+    @Slot(str, str, str)
+    def load(self, model_dir: str, device: str, cpu_weights: str = "float32") -> None:
         from app.engine import Engine, EngineConfig
         from app.engine.config import cpu_threads
         from app.engine.host import EngineHost as SharedHost
@@ -124,7 +131,12 @@ class EngineHost(QObject):
         self.stateChanged.emit("loading")
         self.loadProgress.emit(1, "Starting")
         try:
-            config = EngineConfig(model_dir=model_dir, device=device, threads=cpu_threads(leave=1))
+            config = EngineConfig(
+                model_dir=model_dir,
+                device=device,
+                threads=cpu_threads(leave=1),
+                cpu_weights="int8" if cpu_weights == "int8" else None,  # applies on the CPU only
+            )
             engine = Engine(config, progress=self._progress)
             cfg = engine.model.cfg
             info = ModelInfo(
@@ -133,8 +145,9 @@ class EngineHost(QObject):
                 architecture=cfg.architecture,
                 sample_rate=int(engine.sample_rate),
                 encoder_rate=int(engine.model.encode_rate),
-                device=describe_device(str(engine.device)),
+                device=describe_device(str(engine.device), engine.config.cpu_weights),
                 limits=_limits(engine),
+                int8=engine.config.cpu_weights == "int8" and engine.device.type == "cpu",
             )
         except Exception as exc:  # noqa: BLE001 - every failure becomes one message
             self.loadFailed.emit(report(exc, "loading the model"))
@@ -345,14 +358,14 @@ class EngineHost(QObject):
         if self._timer is not None and self._timer.isActive():
             self._timer.stop()
             if self._engine is not None:
-                self.deviceChanged.emit(describe_device(self._device))
+                self.deviceChanged.emit(describe_device(self._device, self._engine.config.cpu_weights))
                 self.stateChanged.emit("ready")
 
 
 class EngineClient(QObject):
     """GUI-thread handle: owns the thread and the host; every call is a queued signal."""
 
-    _load = Signal(str, str)
+    _load = Signal(str, str, str)
     _load_remote = Signal(str, str)
     _submit = Signal(object)
     _cancel = Signal(object)
@@ -371,8 +384,8 @@ class EngineClient(QObject):
         self._shutdown.connect(self.host.close, Qt.ConnectionType.BlockingQueuedConnection)
         self.thread.start()
 
-    def load(self, model_dir: str, device: str) -> None:
-        self._load.emit(model_dir, device)
+    def load(self, model_dir: str, device: str, cpu_weights: str = "float32") -> None:
+        self._load.emit(model_dir, device, cpu_weights)
 
     def load_remote(self, url: str, api_key: str) -> None:
         self._load_remote.emit(url, api_key)

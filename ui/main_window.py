@@ -745,7 +745,7 @@ class MainWindow(QMainWindow):
     def load_model(self, folder: Path) -> None:
         self.model = ModelState(folder=folder, state="loading")
         self._show_model_state()
-        self.client.load(str(folder), self.settings.device)
+        self.client.load(str(folder), self.settings.device, self.settings.cpu_weights)
 
     def _engine_state(self, state: str) -> None:
         self.model.state = state
@@ -769,7 +769,7 @@ class MainWindow(QMainWindow):
     def _model_loaded(self, info: ModelInfo) -> None:
         self.model.set_info(info)
         self.session.sample_rate = info.sample_rate
-        self.session.context = info.model_id
+        self.session.context = info.results_key
         self.voices.set_architecture(info.architecture)
         self._refresh_segments()
         self._show_model_state()

@@ -16,11 +16,13 @@ from app import paths, quarantine
 from app.backcheck.takes import DEFAULT_MAX_TAKES, DEFAULT_THRESHOLD, MAX_TAKES_LIMIT
 
 DEVICES = ("auto", "cuda", "cpu")
+CPU_WEIGHTS = ("float32", "int8")  # on the CPU: exact weights, or int8 Linear (faster, approximate)
 BACKENDS = ("local", "server")  # speech made on this computer, or by a remote speech server
 LANGUAGES = ("en", "zh_CN")
 THEMES = ("light", "dark")
 TEXT_KEYS = (
     "engine/device",
+    "engine/cpu_weights",
     "engine/model_dir",
     "export/output_dir",
     "audio/output_device",
@@ -90,6 +92,14 @@ class Settings:
     @device.setter
     def device(self, value: str) -> None:
         self._set("engine/device", value)
+
+    @property
+    def cpu_weights(self) -> str:
+        return self._choice("engine/cpu_weights", CPU_WEIGHTS)
+
+    @cpu_weights.setter
+    def cpu_weights(self, value: str) -> None:
+        self._set("engine/cpu_weights", value)
 
     @property
     def model_dir(self) -> Path | None:

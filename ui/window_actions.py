@@ -327,12 +327,13 @@ class WindowActions(QObject):
     def open_settings(self) -> None:
         from ui.views.settings_dialog import SettingsDialog
 
-        before = (self.w.settings.language, self.w.settings.device, self.w.settings.model_dir)
+        s = self.w.settings
+        before = (s.language, (s.device, s.cpu_weights), s.model_dir)
         source = self.w.engine_source()
         dialog = SettingsDialog(self.w.settings, self.w.dialogs, self.w, api=self.w.api)
         self._show(dialog, lambda: self._settings_changed(before, source))
 
-    def _settings_changed(self, before: tuple[str, str, Path | None], source: tuple = ()) -> None:
+    def _settings_changed(self, before: tuple[str, tuple[str, str], Path | None], source: tuple = ()) -> None:
         from ui.theme import apply_theme
 
         app = QApplication.instance()
@@ -343,10 +344,11 @@ class WindowActions(QObject):
         if self.w.settings.language != before[0]:
             self.w.dialogs.info(self.w, self.tr("The new language is used after you restart VoxDesk."))
         self.w.apply_local_api()
-        folder = self.w.settings.model_dir
+        s = self.w.settings
+        folder = s.model_dir
         if self.w.engine_source() != source:
             self.w.start()  # local engine <-> speech server
-        elif folder is not None and (folder != before[2] or self.w.settings.device != before[1]):
+        elif folder is not None and (folder != before[2] or (s.device, s.cpu_weights) != before[1]):
             self.w.load_model(folder)
 
     def open_log_folder(self) -> None:

@@ -48,12 +48,12 @@ def render_checked(jobs: list, voice: Any, args: argparse.Namespace, requests: l
     from app.backcheck.report import entry, write_scores
     from app.backcheck.run import synth_checked
     from app.backcheck.worker import CheckWorker
-    from app.cli import _Rendered
-    from app.engine import Engine, EngineConfig
+    from app.cli import _Rendered, engine_config
+    from app.engine import Engine
 
     rules = policy(args)
     recognizer = load_recognizer(args.asr_model)
-    engine = Engine(EngineConfig(model_dir=args.model, device=args.device, max_num_seqs=min(len(jobs), 64)))
+    engine = Engine(engine_config(args, max_num_seqs=min(len(jobs), 64)))
     worker = CheckWorker(recognizer)
     entries: dict[Path, dict[str, dict]] = {}
     try:

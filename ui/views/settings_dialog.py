@@ -51,6 +51,15 @@ class SettingsDialog(QDialog):
             ("cpu", self.tr("CPU")),
         ):
             self.device.addItem(label, value)
+        self.cpu_weights = QComboBox()
+        self.cpu_weights.addItem(self.tr("Exact (32-bit weights)"), "float32")
+        self.cpu_weights.addItem(self.tr("Faster (8-bit weights)"), "int8")
+        self.cpu_weights.setToolTip(
+            self.tr(
+                "Used when the model runs on the CPU. 8-bit weights make each step two to four times "
+                "faster on most CPUs; the voice is a close approximation of the exact model's."
+            )
+        )
         self.model_dir = QLineEdit(str(settings.model_dir or ""))
         self.model_dir.setReadOnly(True)
         self.model_dir.setPlaceholderText(self.tr("No model chosen yet"))
@@ -88,6 +97,7 @@ class SettingsDialog(QDialog):
         form = QFormLayout(self)
         form.addRow(self.tr("Model folder:"), model_row)
         form.addRow(self.tr("Compute device:"), self.device)
+        form.addRow(self.tr("On the CPU:"), self.cpu_weights)
         form.addRow(self.tr("Export folder:"), out_row)
         form.addRow(self.tr("Microphone:"), self.input_device)
         form.addRow(self.tr("Speakers:"), self.output_device)
@@ -107,6 +117,7 @@ class SettingsDialog(QDialog):
         form.addRow(buttons)
 
         self._select(self.device, settings.device)
+        self._select(self.cpu_weights, settings.cpu_weights)
         self._select(self.language, settings.language)
         self._select(self.theme, settings.theme)
 
@@ -156,6 +167,7 @@ class SettingsDialog(QDialog):
         if self.model_dir.text():
             s.model_dir = Path(self.model_dir.text())
         s.device = self.device.currentData()
+        s.cpu_weights = self.cpu_weights.currentData()
         s.output_dir = Path(self.output_dir.text().strip() or Path.home())
         s.input_device = self.input_device.currentData()
         s.output_device = self.output_device.currentData()

@@ -98,10 +98,22 @@ class Synthesizer:
         self.decoder = StreamingDecoder(model.audio_vae, max_slots=1)
 
     @classmethod
-    def from_dir(cls, model_dir: str | Path, device: str = "auto", dtype: str | None = None) -> Synthesizer:
+    def from_dir(
+        cls,
+        model_dir: str | Path,
+        device: str = "auto",
+        dtype: str | None = None,
+        cpu_weights: str = "float32",
+    ) -> Synthesizer:
+        """``cpu_weights="int8"``: int8 Linear weights when the model runs on the CPU."""
         from app.models.voxcpm.weights import load_model
 
-        return cls(load_model(model_dir, device, dtype), TextTokenizer(model_dir))
+        model = load_model(model_dir, device, dtype)
+        if cpu_weights == "int8" and model.device.type == "cpu":
+            from app.models.voxcpm.quantize import quantize_int8
+
+            model = quantize_int8(model)
+        return cls(model, TextTokenizer(model_dir))
 
     @property
     def sample_rate(self) -> int:
