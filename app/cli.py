@@ -333,8 +333,8 @@ def add_synth(sub: argparse._SubParsersAction) -> None:
         "--cpu-weights",
         choices=("float32", "int8"),
         default="float32",
-        help="on the CPU: exact float32 weights (default) or int8 Linear weights, two to four times "
-        "faster per step on most CPUs and a close approximation of the exact voice",
+        help="on the CPU: exact float32 weights (default) or int8 Linear weights, about two to three "
+        "times faster per step and a close approximation of the exact voice",
     )
     p.add_argument(
         "--out", required=True, help="output .wav or .flac file (a folder of .wav files with --text-file)"

@@ -1122,8 +1122,8 @@ Speak anyway? Choose No to trim the voice first.</source>
     </message>
     <message>
         <location filename="../views/settings_dialog.py" line="59"/>
-        <source>Used when the model runs on the CPU. 8-bit weights make each step two to four times faster on most CPUs; the voice is a close approximation of the exact model&apos;s.</source>
-        <translation>模型在 CPU 上运行时使用。8 位权重在大多数 CPU 上让每一步快两到四倍；声音与精确模型的非常接近。</translation>
+        <source>Used when the model runs on the CPU. 8-bit weights make each step about two to three times faster; the voice is a close approximation of the exact model&apos;s.</source>
+        <translation>模型在 CPU 上运行时使用。8 位权重让每一步快约两到三倍；声音与精确模型的非常接近。</translation>
     </message>
     <message>
         <location filename="../views/settings_dialog.py" line="65"/>

@@ -56,8 +56,8 @@ class SettingsDialog(QDialog):
         self.cpu_weights.addItem(self.tr("Faster (8-bit weights)"), "int8")
         self.cpu_weights.setToolTip(
             self.tr(
-                "Used when the model runs on the CPU. 8-bit weights make each step two to four times "
-                "faster on most CPUs; the voice is a close approximation of the exact model's."
+                "Used when the model runs on the CPU. 8-bit weights make each step about two to three "
+                "times faster; the voice is a close approximation of the exact model's."
             )
         )
         self.model_dir = QLineEdit(str(settings.model_dir or ""))
