@@ -144,7 +144,7 @@ class MLP(nn.Module):
 def _pack(*linears: nn.Linear) -> nn.Linear:
     """One bias-free Linear whose weight is the given weights stacked along the outputs; each
     original weight becomes a view of it, so packing costs no memory and ``state_dict`` keeps
-    the official names."""
+    the official names with their values (the packed weight is added beside them)."""
     packed = torch.cat([lin.weight.detach() for lin in linears])
     start = 0
     for lin in linears:
