@@ -23,6 +23,7 @@ from app import quarantine
 from app.errors import VoxDeskError
 from app.text import normalize
 from app.voices.library import VoiceLibrary
+from ui import gc_guard
 from ui.backcheck import BackCheck
 from ui.dialogs import Dialogs
 from ui.engine_host import EngineClient, ModelInfo
@@ -58,6 +59,7 @@ class MainWindow(QMainWindow):
         library: VoiceLibrary | None = None,
     ) -> None:
         super().__init__()
+        gc_guard.install()
         self.settings = settings or Settings()
         self.dialogs = dialogs or Dialogs(self.settings)
         self.library = library or VoiceLibrary()
