@@ -3,8 +3,8 @@
 Left automatic, a collection runs in whichever thread allocates when a threshold is crossed:
 often the engine thread, which allocates a great deal while it builds a model. A collection
 there that frees a cycle holding Qt objects (a closed window, a finished dialog) deletes them
-off the GUI thread, which Qt does not allow: the window tests crashed at random with a
-segmentation fault inside an unrelated allocation on the engine thread. So automatic collection
+off the GUI thread, which Qt does not allow (a window test crashed, most likely this way, with a
+segmentation fault inside an unrelated allocation on the engine thread). So automatic collection
 is turned off and a GUI-thread timer does its work: a few times a second it compares the
 allocation counts with the usual thresholds and collects the generation that is due.
 """
