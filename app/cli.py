@@ -18,12 +18,9 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from app.engine_args import add_engine_options, engine_config
 from app.errors import VoxDeskError
-
-if TYPE_CHECKING:
-    from app.engine import EngineConfig
 
 
 class _Parser(argparse.ArgumentParser):
@@ -170,14 +167,6 @@ def _requests(jobs: list[Job], voice, args: argparse.Namespace) -> list:
         settings = (args.seed, args.cfg, args.timesteps, args.min_len, args.max_len, not args.no_retry)
         reqs.append(SynthRequest(_designed(job.text, args), voice, *settings, normalize=args.normalize))
     return reqs
-
-
-def engine_config(args: argparse.Namespace, **extra: int) -> EngineConfig:
-    """The engine settings the command line names (model, device, CPU weights)."""
-    from app.engine import EngineConfig
-
-    weights = "int8" if getattr(args, "cpu_weights", "float32") == "int8" else None
-    return EngineConfig(model_dir=args.model, device=args.device, cpu_weights=weights, **extra)
 
 
 def _render_batch(jobs: list[Job], voice, args: argparse.Namespace) -> Iterator[tuple[Job, _Rendered]]:
@@ -327,15 +316,8 @@ def add_synth(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="speak numbers, dates, money, units and symbols as words (the official TextNormalizer)",
     )
-    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    add_engine_options(p)
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per usable core)")
-    p.add_argument(
-        "--cpu-weights",
-        choices=("float32", "int8"),
-        default="float32",
-        help="on the CPU: exact float32 weights (default) or int8 Linear weights, about two to three "
-        "times faster per step and a close approximation of the exact voice",
-    )
     p.add_argument(
         "--out", required=True, help="output .wav or .flac file (a folder of .wav files with --text-file)"
     )

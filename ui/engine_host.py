@@ -59,7 +59,7 @@ class ModelInfo:
         return f"{self.model_id}+int8" if self.int8 else self.model_id
 
 
-def describe_device(device: str, cpu_weights: str | None = None) -> str:
+def describe_device(device: str, int8: bool = False) -> str:
     """'NVIDIA H200 · 120.3 GB free', 'CPU' or 'CPU · 8-bit weights'."""
     import torch
 
@@ -67,7 +67,7 @@ def describe_device(device: str, cpu_weights: str | None = None) -> str:
         index = torch.device(device).index or 0
         free, _total = torch.cuda.mem_get_info(index)
         return f"{torch.cuda.get_device_name(index)} · {free / 1e9:.1f} GB free"
-    return "CPU · 8-bit weights" if cpu_weights == "int8" else "CPU"
+    return "CPU · 8-bit weights" if int8 else "CPU"
 
 
 def _needs_encoding(prompt: Any) -> bool:
@@ -135,7 +135,7 @@ class EngineHost(QObject):
                 model_dir=model_dir,
                 device=device,
                 threads=cpu_threads(leave=1),
-                cpu_weights="int8" if cpu_weights == "int8" else None,  # applies on the CPU only
+                cpu_weights=cpu_weights,  # applies on the CPU only
             )
             engine = Engine(config, progress=self._progress)
             cfg = engine.model.cfg
@@ -145,9 +145,9 @@ class EngineHost(QObject):
                 architecture=cfg.architecture,
                 sample_rate=int(engine.sample_rate),
                 encoder_rate=int(engine.model.encode_rate),
-                device=describe_device(str(engine.device), engine.config.cpu_weights),
+                device=describe_device(str(engine.device), engine.cpu_int8),
                 limits=_limits(engine),
-                int8=engine.config.cpu_weights == "int8" and engine.device.type == "cpu",
+                int8=engine.cpu_int8,
             )
         except Exception as exc:  # noqa: BLE001 - every failure becomes one message
             self.loadFailed.emit(report(exc, "loading the model"))
@@ -358,7 +358,7 @@ class EngineHost(QObject):
         if self._timer is not None and self._timer.isActive():
             self._timer.stop()
             if self._engine is not None:
-                self.deviceChanged.emit(describe_device(self._device, self._engine.config.cpu_weights))
+                self.deviceChanged.emit(describe_device(self._device, self._engine.cpu_int8))
                 self.stateChanged.emit("ready")
 
 

@@ -35,7 +35,7 @@ class EngineConfig:
     # (docs/benchmarks.md), so fp32 stays the default until a real checkpoint says otherwise.
     vae_dtype: str = "float32"  # float32 | bfloat16 | float16
     # CPU only: "int8" runs the transformer stacks' Linear layers with int8 weights (dynamic
-    # quantization; error against fp32 in docs/benchmarks.md). None keeps float weights.
+    # quantization; error against fp32 in docs/benchmarks.md). None or "float32" keeps float weights.
     cpu_weights: str | None = None
     # CPU threads for the model's math (torch.set_num_threads) when set; None leaves the process's
     # setting. The CLI passes cpu_threads() unless told otherwise.
@@ -50,8 +50,8 @@ class EngineConfig:
             raise ValueError("max_model_len must be at least 16")
         if self.vae_dtype not in ("float32", "bfloat16", "float16"):
             raise ValueError("vae_dtype must be float32, bfloat16 or float16")
-        if self.cpu_weights not in (None, "int8"):
-            raise ValueError("cpu_weights must be None or 'int8'")
+        if self.cpu_weights not in (None, "float32", "int8"):
+            raise ValueError("cpu_weights must be None, 'float32' or 'int8'")
         if self.threads is not None and self.threads < 1:
             raise ValueError("threads must be at least 1")
         if not 0.05 <= self.gpu_memory_utilization <= 1.0:

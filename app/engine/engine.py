@@ -39,7 +39,7 @@ from app.models.voxcpm.prompt import (
     normalize_text,
     patch_budget,
 )
-from app.models.voxcpm.quantize import quantize_int8
+from app.models.voxcpm.quantize import int8_applies, quantize_int8
 from app.models.voxcpm.tokenizer import TextTokenizer
 from app.models.voxcpm.weights import load_model, resolve_device
 
@@ -66,7 +66,8 @@ class Engine:
         self.model = (
             model if model is not None else load_model(config.model_dir, str(self.device), config.dtype)
         )
-        if config.cpu_weights == "int8" and self.device.type == "cpu":
+        self.cpu_int8 = int8_applies(config.cpu_weights, self.device)
+        if self.cpu_int8:
             self.model = quantize_int8(self.model)
         self.tokenizer = TextTokenizer(config.model_dir)
         self.model_name = Path(config.model_dir).name

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from app.engine_args import add_engine_options, engine_config
 from app.errors import VoxDeskError
 
 
@@ -23,7 +24,6 @@ def served_model(engine, model_dir: str):
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from app.cli import engine_config
     from app.engine import Engine
     from app.engine.host import EngineHost
     from app.server.app import ServerConfig, ServerState
@@ -65,14 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     p.add_argument("--api-key", help="require this key (Authorization: Bearer KEY); needed off loopback")
-    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument(
-        "--cpu-weights",
-        choices=("float32", "int8"),
-        default="float32",
-        help="on the CPU: exact float32 weights (default) or int8 Linear weights, about two to three "
-        "times faster per step and a close approximation of the exact voice",
-    )
+    add_engine_options(p)
     p.add_argument("--voices", help="voice library folder (default: the app's own)")
     p.add_argument("--max-batch", type=int, default=64, help="requests decoded together (default 64)")
     p.add_argument("--max-pending", type=int, default=128,

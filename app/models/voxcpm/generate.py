@@ -109,9 +109,9 @@ class Synthesizer:
         from app.models.voxcpm.weights import load_model
 
         model = load_model(model_dir, device, dtype)
-        if cpu_weights == "int8" and model.device.type == "cpu":
-            from app.models.voxcpm.quantize import quantize_int8
+        from app.models.voxcpm.quantize import int8_applies, quantize_int8
 
+        if int8_applies(cpu_weights, model.device):
             model = quantize_int8(model)
         return cls(model, TextTokenizer(model_dir))
 
