@@ -1,5 +1,6 @@
 """Shared pieces of the UI tests: a tiny model that fits a voice prompt, scripted dialogs,
-and a window on a private VOXDESK_HOME with a capture sink in place of the sound card."""
+a window on a private VOXDESK_HOME with a capture sink in place of the sound card, and a
+watcher of what the GUI thread runs."""
 
 from __future__ import annotations
 

@@ -60,14 +60,17 @@ class ModelInfo:
 
 
 def describe_device(device: str, int8: bool = False) -> str:
-    """'NVIDIA H200 · 120.3 GB free', 'CPU' or 'CPU · 8-bit weights'."""
+    """'NVIDIA H200 · 120.3 GB free', 'CPU' or 'CPU · 8-bit weights', in the window's language."""
     import torch
 
     if device.startswith("cuda") and torch.cuda.is_available():
         index = torch.device(device).index or 0
         free, _total = torch.cuda.mem_get_info(index)
-        return f"{torch.cuda.get_device_name(index)} · {free / 1e9:.1f} GB free"
-    return "CPU · 8-bit weights" if int8 else "CPU"
+        text = QCoreApplication.translate("EngineHost", "{0} · {1} GB free")
+        return text.format(torch.cuda.get_device_name(index), f"{free / 1e9:.1f}")
+    if int8:
+        return QCoreApplication.translate("EngineHost", "CPU · 8-bit weights")
+    return QCoreApplication.translate("EngineHost", "CPU")
 
 
 def _needs_encoding(prompt: Any) -> bool:

@@ -66,6 +66,24 @@
     </message>
 </context>
 <context>
+    <name>EngineHost</name>
+    <message>
+        <location filename="../engine_host.py" line="69"/>
+        <source>{0} · {1} GB free</source>
+        <translation>{0} · 可用 {1} GB</translation>
+    </message>
+    <message>
+        <location filename="../engine_host.py" line="72"/>
+        <source>CPU · 8-bit weights</source>
+        <translation>CPU · 8 位权重</translation>
+    </message>
+    <message>
+        <location filename="../engine_host.py" line="73"/>
+        <source>CPU</source>
+        <translation>CPU</translation>
+    </message>
+</context>
+<context>
     <name>EngineSourceBox</name>
     <message>
         <location filename="../views/api_settings.py" line="26"/>
@@ -288,63 +306,63 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="375"/>
-        <location filename="../main_window.py" line="409"/>
+        <location filename="../main_window.py" line="377"/>
+        <location filename="../main_window.py" line="411"/>
         <source>(model voice)</source>
         <translation>（模型自带声音）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="523"/>
+        <location filename="../main_window.py" line="525"/>
         <source>The model is not loaded yet. Wait for it to finish, or choose one in Models.</source>
         <translation>模型尚未加载。请等待加载完成，或在“模型”中选择一个。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="535"/>
+        <location filename="../main_window.py" line="537"/>
         <source>There is nothing to speak yet. Type some text first.</source>
         <translation>还没有可朗读的内容。请先输入文字。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="255"/>
+        <location filename="../main_window.py" line="257"/>
         <source>Untitled script</source>
         <translation>未命名脚本</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="409"/>
+        <location filename="../main_window.py" line="411"/>
         <source>Segment {0} · voice: {1}</source>
         <translation>片段 {0} · 声音：{1}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="417"/>
+        <location filename="../main_window.py" line="419"/>
         <source>Log ({0}):</source>
         <translation>日志（{0}）：</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="444"/>
+        <location filename="../main_window.py" line="446"/>
         <source>Drag on the waveform to choose the part to keep, then press “Trim to selection”.</source>
         <translation>在波形上拖动选择要保留的部分，然后点击“裁剪到选区”。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="456"/>
+        <location filename="../main_window.py" line="458"/>
         <source>Which voice should speak the lines tagged [{0}]?</source>
         <translation>标记为 [{0}] 的行应由哪个声音朗读？</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="490"/>
+        <location filename="../main_window.py" line="492"/>
         <source>There is no voice named “{0}”. Import or record it, or fix the [tag].</source>
         <translation>没有名为“{0}”的声音。请导入或录制它，或修改 [标记]。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="540"/>
+        <location filename="../main_window.py" line="542"/>
         <source>Waiting for the model to load…</source>
         <translation>正在等待模型加载…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="548"/>
+        <location filename="../main_window.py" line="550"/>
         <source>Preparing the voices…</source>
         <translation>正在准备声音…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="592"/>
+        <location filename="../main_window.py" line="594"/>
         <source>Segments {0} cannot fit in this model with the voice “{1}”: its recording is {2}, and the model can use up to {3} of it for them. They would fail or be cut short.
 
 Speak anyway? Choose No to trim the voice first.</source>
@@ -353,97 +371,97 @@ Speak anyway? Choose No to trim the voice first.</source>
 仍要朗读吗？选择“否”先裁剪声音。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="626"/>
+        <location filename="../main_window.py" line="628"/>
         <source>This segment has no take yet: speak it first.</source>
         <translation>此片段还没有生成结果：请先朗读。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="645"/>
+        <location filename="../main_window.py" line="647"/>
         <source>Finished: {0} done, {1} failed</source>
         <translation>已结束：{0} 个完成，{1} 个失败</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="647"/>
+        <location filename="../main_window.py" line="649"/>
         <source>Finished: {0} done</source>
         <translation>已结束：{0} 个完成</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="756"/>
+        <location filename="../main_window.py" line="758"/>
         <source>starting</source>
         <translation>正在启动</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="757"/>
+        <location filename="../main_window.py" line="759"/>
         <source>loading the model</source>
         <translation>正在加载模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="758"/>
+        <location filename="../main_window.py" line="760"/>
         <source>reserving memory</source>
         <translation>正在分配内存</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="759"/>
+        <location filename="../main_window.py" line="761"/>
         <source>preparing the GPU</source>
         <translation>正在准备 GPU</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="760"/>
+        <location filename="../main_window.py" line="762"/>
         <source>ready</source>
         <translation>就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="766"/>
+        <location filename="../main_window.py" line="768"/>
         <source>Waiting for the model to load ({0}%, {1})…</source>
         <translation>正在等待模型加载（{0}%，{1}）…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="797"/>
+        <location filename="../main_window.py" line="799"/>
         <source>Encoding the voice…</source>
         <translation>正在编码声音…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="798"/>
+        <location filename="../main_window.py" line="800"/>
         <source>Generating…</source>
         <translation>正在生成…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="820"/>
+        <location filename="../main_window.py" line="822"/>
         <source>Device: not loaded</source>
         <translation>设备：未加载</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="821"/>
+        <location filename="../main_window.py" line="823"/>
         <source>Model: {0}</source>
         <translation>模型：{0}</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="821"/>
+        <location filename="../main_window.py" line="823"/>
         <source>No model</source>
         <translation>无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="823"/>
+        <location filename="../main_window.py" line="825"/>
         <source>Engine: no model</source>
         <translation>引擎：无模型</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="824"/>
+        <location filename="../main_window.py" line="826"/>
         <source>Engine: loading {0}% ({1})</source>
         <translation>引擎：加载中 {0}%（{1}）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="825"/>
+        <location filename="../main_window.py" line="827"/>
         <source>Engine: ready</source>
         <translation>引擎：就绪</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="826"/>
+        <location filename="../main_window.py" line="828"/>
         <source>Engine: generating</source>
         <translation>引擎：生成中</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="827"/>
+        <location filename="../main_window.py" line="829"/>
         <source>Engine: model failed to load</source>
         <translation>引擎：模型加载失败</translation>
     </message>
