@@ -18,6 +18,7 @@ import warnings
 import torch
 from torch import nn
 
+from app.errors import VoxDeskError
 from app.models.voxcpm.minicpm import MLP, Attention, pack_projections
 from app.models.voxcpm.model import VoxCPM
 
@@ -43,7 +44,7 @@ def int8_applies(cpu_weights: str | None, device: torch.device) -> bool:
 def quantize_int8(model: VoxCPM) -> VoxCPM:
     """Convert ``model``'s transformer stacks to int8 dynamic-quantized Linear, in place (CPU)."""
     if model.device.type != "cpu" or model.dtype != torch.float32:
-        raise ValueError("int8 weights are for the fp32 CPU path")
+        raise VoxDeskError("int8 weights are made from the float32 model on the CPU: leave --dtype out.")
     qconfig = {nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig}
     est = model.feat_decoder.estimator
     with warnings.catch_warnings():  # torch.ao.quantization announces its move to torchao
