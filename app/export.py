@@ -49,19 +49,21 @@ class Clip:
     samples: np.ndarray
 
 
-def project_clips(project: Project, sample_rate: int, context: str = "") -> list[Clip]:
+def project_clips(project: Project, sample_rate: int) -> list[Clip]:
     """The project's finished segments in script order, read at ``sample_rate``, with their script
-    text for subtitles. VoxDeskError if any segment is not generated yet."""
+    text for subtitles; a take made with other settings counts (it is the one the user heard).
+    VoxDeskError if any segment is not generated yet."""
     from app.audio.io import load_audio
 
     jobs = project.jobs()
-    results = [project.result(job, context) for job in jobs]
-    missing = sum(r.status != "done" for r in results)
+    takes = [project.take(job) for job in jobs]
+    missing = sum(t is None for t in takes)
     if missing:
         raise VoxDeskError(f"{missing} of {len(jobs)} segments are not generated yet. Generate them first.")
     return [
-        Clip(job.display_text, load_audio(res.audio_file, sample_rate, reject_silence=False))
-        for job, res in zip(jobs, results, strict=True)
+        Clip(job.display_text, load_audio(str(take.audio_file), sample_rate, reject_silence=False))
+        for job, take in zip(jobs, takes, strict=True)
+        if take is not None
     ]
 
 

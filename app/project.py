@@ -8,8 +8,10 @@ The window calls :meth:`Project.autosave` after each change, so a crash loses no
 
 Segments are identified by a key made from their voice and text (plus a counter for repeats), so
 overrides and finished audio follow a sentence when the text around it is edited. A result is
-used only while its *fingerprint* (what was synthesised: text after pronunciation, voice, cfg,
-timesteps, voice design, and a caller-supplied context such as the model id) still matches.
+current only while its *fingerprint* (what was synthesised: text after pronunciation, voice, cfg,
+timesteps, voice design, and a caller-supplied context such as the model id) still matches. A take
+made with other settings is never hidden: it stays playable and exportable, and :class:`Made` (kept
+with it) says what it was made with, so the window can mark it stale (:func:`take_changes`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ STATUSES = ("queued", "generating", "done", "failed")
 # Ids and segment keys read from a file become file names: only these shapes are accepted.
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _KEY = re.compile(r"[0-9a-f]{12}-[0-9]{1,6}")
+# A self-contained project's takes: "<name>_takes/<key>-<fingerprint>-<seed>.wav" beside its file.
+_TAKES = re.compile(r"[^/\\:*?\"<>|]{1,200}_takes")
+_TAKE = re.compile(r"[0-9a-f]{12}-[0-9]{1,6}-[0-9a-f]{16}-[0-9]{1,20}\.wav")
 MAX_TEXT = 10_000_000  # characters; a bigger "script" is a damaged file, not a script
 
 log = logging.getLogger(__name__)
@@ -106,6 +111,50 @@ class SegmentOverride:
 
 
 @dataclass(frozen=True)
+class Made:
+    """What a take was made with: the job's values that decide the audio (the seed apart)."""
+
+    text: str = ""
+    cfg_value: float = 0.0
+    inference_timesteps: int = 0
+    normalize: bool = False
+    context: str = ""  # the model it was made with (see SegmentJob.fingerprint)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", str(self.text))
+        object.__setattr__(self, "cfg_value", round(float(self.cfg_value), 4))
+        object.__setattr__(self, "inference_timesteps", int(self.inference_timesteps))
+        object.__setattr__(self, "normalize", bool(self.normalize))
+        object.__setattr__(self, "context", str(self.context))
+
+    @classmethod
+    def of(cls, job: SegmentJob, context: str = "") -> Made:
+        return cls(job.text, job.cfg_value, job.inference_timesteps, job.normalize, context)
+
+    def changes(self, job: SegmentJob, context: str = "") -> dict[str, Any]:
+        """The values that differ from ``job`` now, as they were ({}: made with these settings).
+        The model counts only once one is loaded (``context`` not empty)."""
+        now = Made.of(job, context)
+        out = {
+            name: getattr(self, name)
+            for name in ("cfg_value", "inference_timesteps", "text", "normalize")
+            if getattr(self, name) != getattr(now, name)
+        }
+        if context and self.context != context:
+            out["context"] = self.context
+        return out
+
+
+def take_changes(made: Made | None, seed: int | None, job: SegmentJob, context: str = "") -> dict[str, Any]:
+    """What a finished take was made with that differs from ``job`` now ({}: it is current).
+    ``{"settings": None}``: a take from an older file that did not record what it was made with."""
+    out = {"settings": None} if made is None else made.changes(job, context)
+    if job.seed is not None and seed != job.seed:
+        out["seed"] = seed
+    return out
+
+
+@dataclass(frozen=True)
 class SegmentResult:
     """What happened to a segment. ``audio_file`` is a WAV in the project's cache folder."""
 
@@ -115,8 +164,16 @@ class SegmentResult:
     audio_file: str | None = None
     error: str = ""
     fingerprint: str = ""
+    made: Made | None = None  # what the take was made with (None: a file from before this was kept)
 
     def __post_init__(self) -> None:
+        if isinstance(self.made, dict):
+            try:
+                object.__setattr__(self, "made", _pick(Made, self.made))
+            except (TypeError, ValueError, OverflowError):
+                object.__setattr__(self, "made", None)  # only the mark is lost, not the take
+        elif not isinstance(self.made, Made):
+            object.__setattr__(self, "made", None)
         object.__setattr__(self, "duration", float(self.duration))
         if self.seed is not None:
             object.__setattr__(self, "seed", int(self.seed))
@@ -159,6 +216,11 @@ class Project:
     path: Path | None = None  # where it was last saved or loaded from; not stored in the file
     # What loading had to repair (a rule turned off, unusable entries dropped); not stored.
     problems: list[str] = field(default_factory=list)
+    # Loaded from an autosave that holds changes never saved to the script's file; not stored.
+    unsaved: bool = field(default=False, compare=False)
+    # Self-contained: saving copies the takes into "<name>_takes" beside the file, referred to
+    # by relative paths, so the file and that folder can move to another computer together.
+    self_contained: bool = False
     # The last split: (text, max_chars, segments); jobs(), keys() and to_dict() each need it.
     split_cache: tuple[str, int, list[Segment]] | None = field(default=None, repr=False, compare=False)
 
@@ -230,10 +292,20 @@ class Project:
             return SegmentResult()
         return res
 
+    def take(self, job: SegmentJob) -> SegmentResult | None:
+        """The segment's last finished take whatever it was made with (a settings change keeps
+        it; :func:`take_changes` says whether it is current); None when there is none or its
+        audio file is gone."""
+        res = self.results.get(job.key)
+        if res is None or res.status != "done" or res.audio_file is None:
+            return None
+        return res if Path(res.audio_file).is_file() else None
+
     def mark(self, job: SegmentJob, status: str, context: str = "", **values: Any) -> SegmentResult:
         """Record a status change, e.g. ``mark(job, "done", audio_file=..., duration=..., seed=...)``
-        or ``mark(job, "failed", error=message)``."""
-        res = SegmentResult(status=status, fingerprint=job.fingerprint(context), **values)
+        or ``mark(job, "failed", error=message)``. A finished take records what it was made with."""
+        made = Made.of(job, context) if status == "done" else None
+        res = SegmentResult(status=status, fingerprint=job.fingerprint(context), made=made, **values)
         self.results[job.key] = res
         return res
 
@@ -251,10 +323,21 @@ class Project:
 
     # --- files ------------------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON document; results and overrides of segments no longer in the text are dropped."""
+    def to_dict(self, path: Path | None = None) -> dict[str, Any]:
+        """The JSON document; results and overrides of segments no longer in the text are dropped.
+        With ``path`` (where it is written) a self-contained project refers to its takes folder
+        beside that file by relative paths."""
         live = set(self.keys())
-        return {
+        results = {
+            k: asdict(v) for k, v in self.results.items() if k in live and v.status in ("done", "failed")
+        }
+        takes = _takes_folder(path) if self.self_contained and path is not None else None
+        if takes is not None:
+            for item in results.values():
+                audio = item["audio_file"]
+                if audio is not None and _inside(Path(audio), takes):
+                    item["audio_file"] = f"{takes.name}/{Path(audio).name}"
+        document = {
             "format": "voxdesk-project",
             "version": VERSION,
             "id": self.id,
@@ -262,18 +345,20 @@ class Project:
             "settings": asdict(self.settings),
             "pronunciation": self.rules.to_list(),
             "overrides": {k: asdict(v) for k, v in self.overrides.items() if k in live},
-            "results": {
-                k: asdict(v) for k, v in self.results.items() if k in live and v.status in ("done", "failed")
-            },
+            "results": results,
         }
+        if takes is not None:
+            document["takes"] = takes.name
+        return document
 
     @classmethod
-    def from_dict(cls, data: Any) -> Project:
+    def from_dict(cls, data: Any, base: Path | None = None) -> Project:
         """Parse a project document; VoxDeskError if it is not one.
 
         What can be repaired is, and is listed in ``problems``: a pronunciation rule that does not
         compile is turned off, overrides/results under keys VoxDesk never makes are dropped, an id
-        that is not a plain name is replaced (ids and keys become file names)."""
+        that is not a plain name is replaced (ids and keys become file names). ``base``: the
+        folder of a self-contained project's file (its takes folder is in it)."""
         if not isinstance(data, dict) or data.get("format") != "voxdesk-project":
             raise VoxDeskError("This file is not a VoxDesk project. Open a .voxdesk file.")
         problems: list[str] = []
@@ -305,27 +390,62 @@ class Project:
             project.id = file_id
         elif file_id is not None:
             problems.append("its id was not a plain name and was replaced")
-        # Finished audio counts only when it is in this project's own cache folder.
+        # Finished audio counts only when it is in this project's own cache folder, or (a
+        # self-contained project) a take's name in the takes folder beside its file.
         folder = _segments_root() / project.id
+        takes = data.get("takes")
+        if base is not None and isinstance(takes, str) and _TAKES.fullmatch(takes) and takes.strip(". "):
+            project.self_contained = True
+            bundle = base / takes
+        else:
+            bundle = None
         for key, res in list(project.results.items()):
-            if res.audio_file is not None and not _inside(Path(res.audio_file), folder):
+            audio = res.audio_file
+            if audio is None or _inside(Path(audio), folder):
+                continue
+            name = audio[len(takes) + 1 :] if bundle is not None and audio.startswith(f"{takes}/") else ""
+            if bundle is not None and _TAKE.fullmatch(name) and _inside(bundle / name, bundle):
+                project.results[key] = replace(res, audio_file=str(bundle / name))
+            else:
                 del project.results[key]
         project.problems = problems
         return project
 
-    def save(self, path: str | Path | None = None) -> Path:
-        """Save atomically (default: where it came from); the previous file is kept as ``.bak``."""
+    def save(self, path: str | Path | None = None, self_contained: bool | None = None) -> Path:
+        """Save atomically (default: where it came from); the previous file is kept as ``.bak``.
+        ``self_contained`` (None: as before): copy the takes into the folder beside the file."""
         target = Path(path) if path is not None else self.path
         if target is None:
             raise ValueError("save() needs a path for a project that was never saved")
         if target.suffix != SUFFIX:
             target = target.with_name(target.name + SUFFIX)
-        document = json.dumps(self.to_dict(), ensure_ascii=False, indent=2) + "\n"
+        if self_contained is not None:
+            self.self_contained = self_contained
+        if self.self_contained:
+            self._gather_takes(target)
+        document = json.dumps(self.to_dict(target), ensure_ascii=False, indent=2) + "\n"
         if target.is_file():
             atomic.write_bytes(target.with_name(target.name + ".bak"), target.read_bytes())
         atomic.write_text(target, document)
         self.path = target
         return target
+
+    def _gather_takes(self, target: Path) -> None:
+        """Copy every live finished take into the takes folder beside ``target`` (once; a take's
+        name is unique per content and seed) and refer to the copies from now on."""
+        folder = _takes_folder(target)
+        live = set(self.keys())
+        for key, res in list(self.results.items()):
+            if key not in live or res.status != "done" or res.audio_file is None:
+                continue
+            source = Path(res.audio_file)
+            copy = folder / source.name
+            if not source.is_file() or _inside(source, folder):
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            if not copy.is_file() or copy.stat().st_size != source.stat().st_size:
+                atomic.write_bytes(copy, source.read_bytes())
+            self.results[key] = replace(res, audio_file=str(copy))
 
     @classmethod
     def load(cls, path: str | Path) -> Project:
@@ -339,17 +459,21 @@ class Project:
             raise VoxDeskError(
                 f"{path.name} could not be read: it is damaged. Open its .bak copy if there is one."
             ) from None
-        project = cls.from_dict(data)
         in_autosaves = path.resolve().parent == autosave_dir().resolve()
+        saved = _saved_path(data) if in_autosaves else path
+        project = cls.from_dict(data, saved.parent if saved is not None else None)
         if in_autosaves and _ID.fullmatch(path.stem):
             project.id = path.stem  # an autosave is named after its project
-        project.path = _saved_path(data) if in_autosaves else path
+        project.path = saved
+        project.unsaved = in_autosaves and _unsaved(data, project)
         return project
 
-    def autosave(self) -> Path:
-        """Write the autosave copy (cheap; call after every change). Returns its path."""
-        data = self.to_dict()
+    def autosave(self, unsaved: bool = False) -> Path:
+        """Write the autosave copy (cheap; call after every change). Returns its path.
+        ``unsaved``: it holds changes not saved to the script's file (a restart says so)."""
+        data = self.to_dict(self.path)
         data["saved_path"] = str(self.path) if self.path else None
+        data["unsaved"] = unsaved
         target = self._autosave_path()
         atomic.write_json(target, data)
         return target
@@ -402,9 +526,29 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
+def _takes_folder(path: Path) -> Path:
+    """Where a self-contained project saved at ``path`` keeps its takes."""
+    return path.with_name(f"{path.stem}_takes")
+
+
 def _saved_path(data: dict[str, Any]) -> Path | None:
     value = data.get("saved_path")
     return Path(value) if isinstance(value, str) and value else None
+
+
+def _unsaved(data: dict[str, Any], project: Project) -> bool:
+    """Whether an autosave holds unsaved changes. Autosaves from before this was recorded:
+    a script never saved to a file, or one whose text differs from its file's."""
+    flag = data.get("unsaved")
+    if isinstance(flag, bool):
+        return flag
+    if project.path is None:
+        return bool(project.text.strip())
+    try:
+        saved = json.loads(project.path.read_text(encoding="utf-8"))
+        return not isinstance(saved, dict) or saved.get("text") != project.text
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+        return True
 
 
 def autosave_dir() -> Path:

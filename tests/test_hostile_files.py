@@ -50,8 +50,8 @@ def test_hostile_project_id_in_the_window_writes_and_deletes_nothing_outside(qtb
     window.script.flush()
     window.autosave()
     assert window.project.audio_dir().parent == paths.cache_dir() / "segments"
-    window.dialogs.answers.append(True)
-    window.actions.new_script()
+    window.dialogs.unsaved_answers.append("discard")
+    window.actions.files.new_script()
     assert victim.read_text() == "precious"
     assert window.script.text() == ""
 

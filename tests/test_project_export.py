@@ -21,7 +21,7 @@ from app.export import (
     srt_time,
     to_srt,
 )
-from app.project import Project, SegmentOverride, autosaves
+from app.project import Made, Project, SegmentOverride, autosaves, take_changes
 from app.text.pronunciation import PronunciationList, Rule
 
 RATE = 16000
@@ -262,3 +262,37 @@ def test_project_clips_in_script_order():
         project.mark(job, "done", audio_file=str(wav), duration=0.1, seed=i)
     clips = project_clips(project, RATE)
     assert [c.text for c in clips] == ["One.", "Two."] and [len(c.samples) for c in clips] == [1000, 2000]
+    project.with_settings(cfg_value=3.0)  # takes made with other settings still export
+    assert [len(c.samples) for c in project_clips(project, RATE)] == [1000, 2000]
+
+
+def test_a_take_made_with_other_settings_is_kept_and_says_what_it_was_made_with(tmp_path):
+    project = _project()
+    job = project.jobs()[2]
+    wav = project.audio_path(job, seed=11, context="vox2")
+    wav.write_bytes(b"x")
+    project.mark(job, "done", context="vox2", audio_file=str(wav), duration=1.5, seed=11)
+    assert project.results[job.key].made == Made.of(job, "vox2")
+    assert take_changes(project.take(job).made, 11, job, "vox2") == {}
+
+    project.with_settings(cfg_value=1.9, inference_timesteps=4)
+    now = project.jobs()[2]
+    assert project.result(now, "vox2").status == "queued"  # not current any more...
+    take = project.take(now)  # ...but kept, with what it was made with
+    assert take is not None and take.audio_file == str(wav)
+    assert take_changes(take.made, take.seed, now, "vox2") == {"cfg_value": 2.5, "inference_timesteps": 10}
+    assert take_changes(take.made, take.seed, now, "") == {"cfg_value": 2.5, "inference_timesteps": 10}
+    assert "context" in take_changes(take.made, take.seed, now, "int8-model")
+    project.set_override(now.key, SegmentOverride(seed=12))
+    assert take_changes(take.made, take.seed, project.jobs()[2], "vox2")["seed"] == 11
+
+    # What it was made with survives saving and loading; a damaged record loses only the mark.
+    loaded = Project.load(project.save(tmp_path / "kept"))
+    assert loaded.take(loaded.jobs()[2]).made == take.made
+    data = json.loads((tmp_path / "kept.voxdesk").read_text())
+    data["results"][job.key]["made"] = {"cfg_value": "not a number"}
+    damaged = Project.from_dict(data)
+    assert damaged.take(damaged.jobs()[2]).made is None
+    assert take_changes(None, 11, damaged.jobs()[2], "vox2") == {"settings": None, "seed": 11}
+    wav.unlink()
+    assert project.take(project.jobs()[2]) is None  # audio gone: nothing to keep

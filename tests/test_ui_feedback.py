@@ -64,6 +64,8 @@ def test_a_run_with_failures_shows_red_rows_summary_counts_and_survives_a_restar
     dialogs.answers.append(False)
     window.actions.run_export(_options(tmp_path))
     assert "3 of 8 segments failed (4, 5, 6)" in dialogs.questions[-1]
+    dialogs.unsaved_answers.append("save")  # closing asks about the never-saved script
+    dialogs.files.append(tmp_path / "run.voxdesk")
     window.close()
 
     # After a restart: the same states, counts and bar (failed rows are still Failed).

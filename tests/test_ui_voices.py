@@ -148,24 +148,26 @@ def test_new_save_and_open_script(qtbot, home, tmp_path):  # noqa: F811
     window.script.set_text("A script worth keeping.")
     window.script.scriptChanged.emit()
 
-    dialogs.answers.append(False)
-    window.actions.new_script()
-    assert "never saved" in dialogs.questions[-1] and window.script.text() == "A script worth keeping."
+    dialogs.unsaved_answers.append("cancel")
+    window.actions.files.new_script()
+    assert "never saved" in dialogs.unsaved_questions[-1]
+    assert window.script.text() == "A script worth keeping."
 
     dialogs.files.append(tmp_path / "keep")
-    window.actions.save_script_as()
+    window.actions.files.save_script_as()
     saved = tmp_path / "keep.voxdesk"
     assert saved.is_file() and window.project.path == saved
 
-    window.actions.new_script()  # saved to a file: no question
+    window.actions.files.new_script()  # saved to a file: no question
     assert window.script.text() == "" and window.script.table.rowCount() == 0
+    assert len(dialogs.unsaved_questions) == 1
 
     dialogs.files.append(saved)
-    window.actions.open_script()
+    window.actions.files.open_script()
     assert window.script.text() == "A script worth keeping." and window.script.table.rowCount() == 1
 
     broken = tmp_path / "broken.voxdesk"
     broken.write_text("{not json", encoding="utf-8")
     dialogs.files.append(broken)
-    window.actions.open_script()
+    window.actions.files.open_script()
     assert "damaged" in dialogs.errors[-1] and window.script.text() == "A script worth keeping."

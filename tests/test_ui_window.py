@@ -146,8 +146,8 @@ def test_event_loop_stays_responsive_while_loading_and_generating(qtbot, home, u
 
 def test_faster_cpu_weights_from_settings_reload_the_engine_and_speak(qtbot, home, ui_model, tmp_path):  # noqa: F811
     """Settings > On the CPU > Faster: the engine reloads with int8 Linear weights, the status
-    bar says so, the exact model's takes are not passed off as its own, and speaking works;
-    back to Exact, neither are the int8 model's."""
+    bar says so, the exact model's takes are kept but marked as made with another model, and
+    regenerating them works; back to Exact, the int8 model's are marked the same way."""
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, ui_model, dialogs)
     assert window.device_label.text() == "CPU"
@@ -168,13 +168,17 @@ def test_faster_cpu_weights_from_settings_reload_the_engine_and_speak(qtbot, hom
 
     choose("int8")
     assert window.device_label.text() == "CPU · 8-bit weights"
-    assert [s.status for s in window.session.segments] == ["", ""]
-    speak_and_wait(qtbot, window)
+    assert [s.status for s in window.session.segments] == ["done", "done"]
+    assert [list(s.stale) for s in window.session.segments] == [["context"]] * 2
+    assert "made with another model" in window.script.table.cell_text(1, 3)
+    with qtbot.waitSignal(window.session.runFinished, timeout=60_000):
+        window.regenerate_stale()
     assert [s.status for s in window.session.segments] == ["done", "done"] and dialogs.errors == []
+    assert window.session.stale_indices() == []
     assert not np.array_equal(window.session.segments[0].samples(), exact[0])
     choose("float32")
     assert window.device_label.text() == "CPU"
-    assert [s.status for s in window.session.segments] == ["", ""]  # nor the other way round
+    assert window.session.stale_indices() == [0, 1]  # nor the other way round
 
 
 def test_stop_cancels_mid_run(qtbot, home, ui_model, tmp_path):  # noqa: F811
@@ -221,7 +225,10 @@ def test_restart_restores_voices_script_and_audio(qtbot, home, ui_model, tmp_pat
     voice = VoiceLibrary().list()[0]
     cached = latents.load(VoiceLibrary(), voice, window.model.model_id, "prompt")
     assert cached is not None and cached.dtype == np.float32  # encoded once, kept for next time
+    dialogs.unsaved_answers.append("save")  # closing asks about the never-saved script
+    dialogs.files.append(tmp_path / "story.voxdesk")
     window.close()
+    assert (tmp_path / "story.voxdesk").is_file()
 
     again = open_window(qtbot, ui_model, ScriptedDialogs())
     assert again.script.text() == "One sentence. Two sentences."

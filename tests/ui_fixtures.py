@@ -52,6 +52,8 @@ class ScriptedDialogs(Dialogs):
         self.folders: list[Path] = []
         self.choices: list[str | None] = []
         self.choice_questions: list[tuple[str, list[str]]] = []
+        self.unsaved_questions: list[str] = []
+        self.unsaved_answers: list[str] = []  # "save", "discard" or "cancel"; none left: "discard"
 
     def error(self, parent, message):
         self.errors.append(message)
@@ -62,6 +64,10 @@ class ScriptedDialogs(Dialogs):
     def confirm(self, parent, message):
         self.questions.append(message)
         return self.answers.pop(0) if self.answers else True
+
+    def unsaved(self, parent, message):
+        self.unsaved_questions.append(message)
+        return self.unsaved_answers.pop(0) if self.unsaved_answers else "discard"
 
     def open_audio(self, parent):
         return self.files.pop(0) if self.files else None

@@ -57,6 +57,18 @@ class Dialogs:
         answer = QMessageBox.question(parent, QCoreApplication.translate("Dialogs", "VoxDesk"), message)
         return answer == QMessageBox.StandardButton.Yes
 
+    def unsaved(self, parent: QWidget | None, message: str) -> str:
+        """Save / Discard / Cancel about unsaved changes: "save", "discard" or "cancel"."""
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.warning(
+            parent,
+            QCoreApplication.translate("Dialogs", "VoxDesk"),
+            message,
+            buttons.Save | buttons.Discard | buttons.Cancel,
+            buttons.Save,
+        )
+        return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")
+
     def open_audio(self, parent: QWidget | None) -> Path | None:
         name, _ = QFileDialog.getOpenFileName(
             parent,

@@ -23,7 +23,7 @@ from app import quarantine
 from app.errors import VoxDeskError
 from app.text import normalize
 from app.voices.library import VoiceLibrary
-from ui import gc_guard
+from ui import gc_guard, wheel_guard
 from ui.backcheck import BackCheck
 from ui.dialogs import Dialogs
 from ui.engine_host import EngineClient, ModelInfo
@@ -33,6 +33,7 @@ from ui.model_state import ModelState
 from ui.playback import CLIP, Playback, default_sink, describe_output
 from ui.settings import Settings
 from ui.speak_session import Builder, SpeakSession
+from ui.stale_takes import describe_changes
 from ui.transcriber import Transcriber
 from ui.views.script_editor import ScriptEditor
 from ui.views.segment_table import SegmentRow
@@ -60,9 +61,11 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__()
         gc_guard.install()
+        wheel_guard.install()
         self.settings = settings or Settings()
         self.dialogs = dialogs or Dialogs(self.settings)
         self.library = library or VoiceLibrary()
+        self._restored_at: float | None = None  # when the restored autosave with unsaved changes was made
         self.project = self._open_last_project()
         self.model = ModelState()
         self.input_stream_factory: Any = None  # None: the microphone via sounddevice (tests replace it)
@@ -98,6 +101,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self._load_project_into_views()
         self._update_title()
+        self._note_restored()
         self.resize(1280, 800)
         geometry, state = self.settings.window_state()
         if geometry:
@@ -211,9 +215,23 @@ class MainWindow(QMainWindow):
             if project.problems:
                 quarantine.set_aside(path, "; ".join(project.problems))
                 self.project = project
-                self.autosave()
+                self.autosave(unsaved=project.unsaved)
+            self._restored_at = path.stat().st_mtime if project.unsaved else None
             return project
         return projects.Project()
+
+    def _note_restored(self) -> None:
+        """A restored autosave with unsaved changes: ``*`` in the title and a one-line note."""
+        if self._restored_at is None:
+            return
+        from PySide6.QtCore import QDateTime, QLocale
+
+        when = QDateTime.fromSecsSinceEpoch(int(self._restored_at))
+        text = QLocale().toString(when, QLocale.FormatType.ShortFormat)
+        self.set_modified(True)
+        self.statusBar().showMessage(
+            self.tr("Restored unsaved changes from {0}. Save them with Ctrl+S.").format(text)
+        )
 
     def show_problems(self) -> None:
         """One message for what was set aside or skipped since the last one (files that could
@@ -257,9 +275,10 @@ class MainWindow(QMainWindow):
         name = path.name if path is not None else self.tr("Untitled script")
         self.setWindowTitle(f"{name}[*] — VoxDesk")
 
-    def autosave(self) -> None:
+    def autosave(self, unsaved: bool | None = None) -> None:
+        """Write the autosave copy; it records whether it holds unsaved changes (the title's ``*``)."""
         try:
-            self.project.autosave()
+            self.project.autosave(self.isWindowModified() if unsaved is None else unsaved)
         except Exception as exc:  # noqa: BLE001
             self.dialogs.error(self, report(exc, "autosaving the script"))
 
@@ -384,6 +403,7 @@ class MainWindow(QMainWindow):
             kept=kept,
             check=check,
             seed=seg.seed,
+            stale=describe_changes(seg.stale) if seg.status == "done" else "",
             playing=index == self._playing_index,
             position=self._playing_at if index == self._playing_index else None,
         )
@@ -616,8 +636,23 @@ class MainWindow(QMainWindow):
         self._refresh_segments()
         self.transport.set_busy(True)
         self._index_voices()
-        self.session.regenerate(index, self._build_job)
+        self.session.regenerate([index], self._build_job)
         self._schedule_autosave()
+
+    def regenerate_stale(self) -> None:
+        """Speech › Regenerate stale takes: every finished take made with other settings than the
+        script's now is generated again with the settings now (the old take plays until then)."""
+        self.script.flush()
+        self._sync_segments()
+        stale = self.session.stale_indices()
+        if not stale:
+            self.dialogs.info(self, self.tr("Every finished take was made with the current settings."))
+            return
+        if self.session.busy() or not self.can_speak():
+            return
+        self.transport.set_busy(True)
+        self._index_voices()
+        self.session.regenerate(stale, self._build_job)
 
     def keep_seed(self, index: int) -> None:
         """Fix this segment's seed to the one of its current take (regenerating keeps the take)."""
@@ -835,13 +870,17 @@ class MainWindow(QMainWindow):
         if self._closed:  # closed twice (e.g. close() and then the app's aboutToQuit)
             super().closeEvent(event)
             return
-        self._closed = True
-        self.script.flush()
         self.voices.flush()
+        settled = self.actions.files.settle_unsaved()  # Save / Discard / Cancel
+        if settled is None:
+            event.ignore()
+            return
+        self._closed = True
         self.session.stop()
         self.session.wait_for_writes()
         self._autosave_timer.stop()  # saved now: a late timer must not write again after closing
-        self.autosave()
+        if settled != "discarded":
+            self.autosave()
         self.settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
         self.playback.stop()
         self.api.stop()

@@ -7,6 +7,7 @@ tests fully self-contained.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -29,6 +30,8 @@ TEXT_KEYS = (
     "audio/input_device",
     "ui/language",
     "ui/theme",
+    "files/recent",
+    "export/last",
 )
 BYTES_KEYS = ("window/geometry", "window/state")
 # QSaveFile's temporary copy of settings.ini ("settings.ini.AbC123"), left by a killed process.
@@ -251,6 +254,37 @@ class Settings:
 
     def set_last_folder(self, kind: str, folder: Path) -> None:
         self._set(f"folders/{kind}", str(folder))
+
+    def last_export(self) -> dict[str, object]:
+        """The export dialog's last choices (file name, format, what to write); {} before any."""
+        try:
+            value = json.loads(self._get("export/last", "{}"))
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def set_last_export(self, choices: dict[str, object]) -> None:
+        self._set("export/last", json.dumps(choices))
+
+    def recent_scripts(self) -> list[Path]:
+        """Script files last opened or saved, newest first (File › Recent scripts)."""
+        try:
+            value = json.loads(self._get("files/recent", "[]"))
+        except ValueError:
+            return []
+        if not isinstance(value, list):
+            return []
+        return [Path(v) for v in value if isinstance(v, str) and v]
+
+    def add_recent_script(self, path: Path, keep: int) -> None:
+        paths = [path] + [p for p in self.recent_scripts() if p != path]
+        self._set("files/recent", json.dumps([str(p) for p in paths[:keep]]))
+
+    def remove_recent_script(self, path: Path) -> None:
+        self._set("files/recent", json.dumps([str(p) for p in self.recent_scripts() if p != path]))
+
+    def clear_recent_scripts(self) -> None:
+        self._set("files/recent", "[]")
 
     def window_state(self) -> tuple[bytes | None, bytes | None]:
         geometry, state = self._q.value("window/geometry"), self._q.value("window/state")

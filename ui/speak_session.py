@@ -20,7 +20,7 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
 from app.errors import VoxDeskError
-from app.project import Project, SegmentJob
+from app.project import Made, Project, SegmentJob, take_changes
 from ui.engine_host import EngineClient, Job
 from ui.errors import log_line, report
 from ui.playback import Playback
@@ -49,6 +49,8 @@ class SegmentAudio:
     detail: str = ""  # the log line written when it failed
     tag: int | None = None
     takes: int = 1  # 2 or 3: the engine drew the segment again after a runaway (bad-case) take
+    made: Made | None = None  # what the finished take was made with
+    stale: dict[str, Any] = field(default_factory=dict)  # what differs from the settings now ({}: current)
 
     def samples(self) -> np.ndarray:
         if self.chunks:
@@ -109,7 +111,8 @@ class SpeakSession(QObject):
         """Re-read the project's segments after an edit (``jobs``: already made from it, e.g. on
         a worker thread). A segment whose job is unchanged (it may have moved) keeps its
         generation running, or its audio in memory (same model only). Others take their stored
-        result when it still matches; running ones that were edited away are cancelled."""
+        result when it still matches, else their last take marked stale (a settings change never
+        hides a finished take); running ones that were edited away are cancelled."""
         self.project = project
         starting, self._starting = self._starting is not None, None
         same_model = self._reset_context == self.context
@@ -120,6 +123,7 @@ class SpeakSession(QObject):
             for s in self.segments
             if s.tag is not None or (same_model and s.status == "done" and s.chunks)
         }
+        finished = {s.job.key: s for s in self.segments if s.status == "done" and s.tag is None}
         self._by_tag = {}
         segments: list[SegmentAudio] = []
         for job in project.jobs() if jobs is None else jobs:
@@ -134,13 +138,9 @@ class SpeakSession(QObject):
                 if seg.tag is not None:
                     self._by_tag[seg.tag] = job.index
             else:
-                seg = SegmentAudio(job)
-                res = project.result(job, self.context)
-                if res.status == "done" and res.audio_file:
-                    seg.status, seg.file = "done", Path(res.audio_file)
-                    seg.seconds, seg.seed = res.duration, res.seed
-                elif res.status == "failed":  # a failure is still a failure after a restart
-                    seg.status, seg.message = "failed", res.error
+                seg = self._restored(project, job, finished.get(job.key))
+            if seg.status == "done":
+                seg.stale = take_changes(seg.made, seg.seed, job, self.context)
             segments.append(seg)
         self.segments = segments
         gone = [s for s in old.values() if s.tag is not None]
@@ -152,8 +152,31 @@ class SpeakSession(QObject):
             self.flush()
             self.runFinished.emit()
 
+    def _restored(self, project: Project, job: SegmentJob, before: SegmentAudio | None) -> SegmentAudio:
+        """A segment for ``job`` from the project: its current result, else its last take (made
+        with other settings: marked stale by the caller), else the take still in memory whose
+        file is being written, else nothing yet."""
+        seg = SegmentAudio(job)
+        res = project.result(job, self.context)
+        if res.status == "done" and res.audio_file:
+            seg.status, seg.file, seg.made = "done", Path(res.audio_file), Made.of(job, self.context)
+            seg.seconds, seg.seed = res.duration, res.seed
+        elif (take := project.take(job)) is not None and take.audio_file:
+            seg.status, seg.file, seg.made = "done", Path(take.audio_file), take.made
+            seg.seconds, seg.seed = take.duration, take.seed
+        elif before is not None:
+            before.job = job
+            return before
+        elif res.status == "failed":  # a failure is still a failure after a restart
+            seg.status, seg.message = "failed", res.error
+        return seg
+
     def busy(self) -> bool:
         return bool(self._by_tag) or self._starting is not None
+
+    def stale_indices(self) -> list[int]:
+        """Finished segments whose take was made with other settings than the script's now."""
+        return [i for i, s in enumerate(self.segments) if s.status == "done" and s.stale]
 
     # --- commands ---------------------------------------------------------------------------
     def speak(self, build: Builder) -> None:
@@ -191,12 +214,12 @@ class SpeakSession(QObject):
         else:
             self.runFinished.emit()
 
-    def regenerate(self, index: int, build: Builder) -> None:
-        """Generate one segment again (its job says which seed); plays it when nothing else runs."""
+    def regenerate(self, indices: list[int], build: Builder) -> None:
+        """Generate segments again (their jobs say which seed); plays them when nothing else runs."""
         if not self.busy():
             self._progress = BatchProgress()
-            self._begin([self.segments[index].job.key])
-        self._generate([index], build)
+            self._begin([self.segments[i].job.key for i in indices])
+        self._generate(indices, build)
 
     def _begin(self, keys: list[str]) -> None:
         gap = self.project.settings.gap_seconds if self.project is not None else 0.0
@@ -211,7 +234,7 @@ class SpeakSession(QObject):
                 self.client.cancel([seg.tag])
             seg.tag = new_tag()
             seg.status, seg.chunks, seg.message, seg.file, seg.seconds = "queued", [], "", None, None
-            seg.takes = 1
+            seg.takes, seg.made, seg.stale = 1, None, {}
             seg.detail = ""
             self._by_tag[seg.tag] = index
             self._progress.add(seg.tag, seg.job.text)
@@ -301,6 +324,7 @@ class SpeakSession(QObject):
             return
         seg = self.segments[index]
         seg.status, seg.seed, seg.tag = "done", int(event.seed), None
+        seg.made = Made.of(seg.job, self.context)
         self._progress.done(tag)
         self.playback.finish(seg.job.key)
         self._store(seg)
@@ -312,6 +336,7 @@ class SpeakSession(QObject):
         in the project's cache and in export. A playlist already running keeps what it has."""
         seg = self.segments[index]
         seg.chunks, seg.seed, seg.file, seg.takes = [audio], seed, None, 1
+        seg.made, seg.stale = Made.of(seg.job, self.context), {}
         seg.seconds = len(audio) / max(1, self.sample_rate)
         self._store(seg)
         self._touch(index)

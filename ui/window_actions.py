@@ -15,8 +15,8 @@ from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QApplication, QDialog, QMenu, QPushButton, QStyle
 
 from app import project as projects
-from app.errors import VoxDeskError
 from ui.errors import report
+from ui.script_files import ScriptFiles
 from ui.views.export_dialog import ExportDialog, ExportOptions
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ class WindowActions(QObject):
         self.dialog: QDialog | None = None
         self.open_folder: QPushButton | None = None  # shown after an export
         self.exported_to: Path | None = None
+        self.files = ScriptFiles(window)
         self._build_menus()
 
     # --- menus ------------------------------------------------------------------------------
@@ -69,21 +70,19 @@ class WindowActions(QObject):
         bar = self.w.menuBar()
         sp = QStyle.StandardPixmap
         file = bar.addMenu(self.tr("&File"))
-        self._action(file, self.tr("New script"), self.new_script, None, sp.SP_FileIcon)
-        self._action(file, self.tr("Open script…"), self.open_script, "Ctrl+O", sp.SP_DialogOpenButton)
-        self._action(file, self.tr("Save script"), self.save_script, "Ctrl+S", sp.SP_DialogSaveButton)
-        self._action(file, self.tr("Save script as…"), self.save_script_as, "Ctrl+Shift+S", None)
+        self.files.add_to(file, self._action)
         file.addSeparator()
         self._menu_only(file, self.tr("Export audio…"), self.export, "Ctrl+E", sp.SP_DriveHDIcon)
         file.addSeparator()
         self._action(file, self.tr("Quit"), self.w.close, "Ctrl+Q")
-        speech = bar.addMenu(self.tr("&Speech"))
+        speech = self.speech_menu = bar.addMenu(self.tr("&Speech"))
         for text, slot, keys, icon in (
             (self.tr("Speak"), self.w.speak, "Ctrl+Return", sp.SP_MediaSeekForward),
             (self.tr("Stop"), self.w.stop, "Esc", sp.SP_MediaStop),
             (self.tr("Play / pause"), self.w.play_pause, "Space", sp.SP_MediaPlay),
         ):
             self._menu_only(speech, text, slot, keys, icon)
+        self._action(speech, self.tr("Regenerate stale takes"), self.w.regenerate_stale, None, None)
         speech.addSeparator()
         speech.addActions(self.w.backcheck.actions())
         speech.setToolTipsVisible(True)  # a disabled check says what a recognizer would add
@@ -114,66 +113,17 @@ class WindowActions(QObject):
             self.dialog = None
         dialog.deleteLater()
 
-    # --- scripts ----------------------------------------------------------------------------
-    def new_script(self) -> None:
-        if self.w.project.path is None and self.w.project.text.strip():
-            question = self.tr(
-                "Start a new script? The current one was never saved to a file and will be discarded."
-            )
-            if not self.w.dialogs.confirm(self.w, question):
-                return
-        self.w.autosave()
-        self.w.project.discard_autosave()
-        self.w.set_project(projects.Project())
-
-    def open_script(self) -> None:
-        path = self.w.dialogs.open_project(self.w)
-        if path is None:
-            return
-        try:
-            project = projects.Project.load(path)
-        except VoxDeskError as err:
-            self.w.dialogs.error(self.w, str(err))
-            return
-        self.w.set_project(project)
-        if project.problems:  # repaired on opening; the file itself is untouched until saved
-            repairs = "; ".join(project.problems)
-            self.w.dialogs.error(self.w, f"{path.name} was opened with repairs: {repairs}.")
-
-    def save_script(self) -> None:
-        """Ctrl+S: save to the script's file; the first time, ask where (as Save as…)."""
-        if self.w.project.path is None:
-            self.save_script_as()
-            return
-        self._save_to(self.w.project.path)
-
-    def save_script_as(self) -> None:
-        suggested = self.w.project.path or self.w.dialogs.start_folder("script") / f"script{projects.SUFFIX}"
-        path = self.w.dialogs.save_path(self.w, self.tr("Save script"), suggested, "VoxDesk (*.voxdesk)")
-        if path is not None:
-            self._save_to(path)
-
-    def _save_to(self, path: Path) -> None:
-        self.w.script.flush()
-        try:
-            saved = self.w.project.save(path)
-            self.w.autosave()
-        except Exception as exc:  # noqa: BLE001
-            self.w.dialogs.error(self.w, report(exc, "saving the script"))
-            return
-        self.w.set_modified(False)
-        self.w.settings.set_last_folder("script", saved.parent)
-        self.w.statusBar().showMessage(self.tr("Saved {0}").format(saved), 5000)
-
     # --- export -----------------------------------------------------------------------------
     def export(self) -> None:
         if not self.w.session.finished_audio():
             self.w.dialogs.info(self.w, self.tr("There is no audio to export yet. Press Speak first."))
             return
         name = self.w.project.path.stem if self.w.project.path else "voxdesk"
-        defaults = ExportOptions(
-            path=self.w.settings.output_dir / f"{name}.wav",
-            gap_ms=int(self.w.project.settings.gap_seconds * 1000),
+        defaults = ExportOptions.remembered(
+            self.w.settings.output_dir,
+            self.w.settings.last_export(),
+            name,
+            int(self.w.project.settings.gap_seconds * 1000),
         )
         dialog = ExportDialog(defaults, self.w.dialogs, self.w)
         # The dialog closes only when the export worked: after an error (or a "no" to a question)
@@ -226,6 +176,7 @@ class WindowActions(QObject):
             self.w.dialogs.error(self.w, report(exc, "exporting"))
             return False, written
         self.w.settings.output_dir = options.path.parent
+        self.w.settings.set_last_export(options.choices())
         self.w.project.with_settings(gap_seconds=gap)
         self.w.autosave()
         self.w.statusBar().showMessage(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -31,6 +32,27 @@ class ExportOptions:
     segments: bool = False
     srt: bool = True
     gap_ms: int = 300
+
+    @classmethod
+    def remembered(cls, folder: Path, saved: dict[str, Any], name: str, gap_ms: int) -> ExportOptions:
+        """The last export's choices (``saved``: :meth:`choices`, from the settings) in ``folder``;
+        ``name`` (no suffix) when none was made yet. What does not fit is left at its default."""
+        fmt = saved.get("fmt") if saved.get("fmt") in FORMATS else "WAV"
+        file_name = saved.get("name")
+        if not isinstance(file_name, str) or not file_name or Path(file_name).name != file_name:
+            file_name = f"{name}{FORMATS[fmt]}"
+        flags = {k: saved[k] for k in ("merged", "segments", "srt") if isinstance(saved.get(k), bool)}
+        return cls(path=folder / file_name, fmt=fmt, gap_ms=gap_ms, **flags)
+
+    def choices(self) -> dict[str, Any]:
+        """What the next export starts from (kept in the settings)."""
+        return {
+            "name": self.path.name,
+            "fmt": self.fmt,
+            "merged": self.merged,
+            "segments": self.segments,
+            "srt": self.srt,
+        }
 
     def with_suffix(self) -> Path:
         return self.path.with_suffix(FORMATS[self.fmt])

@@ -49,6 +49,7 @@ class SegmentRow:
     kept: int = 0  # the back-check's kept take (1-based) when it drew takes; 0: the last take
     check: CheckCell = CheckCell()
     seed: int | None = None  # the seed of the current take
+    stale: str = ""  # the take was made with other settings: which ones ("CFG 2.0")
     playing: bool = False  # the playhead is in this segment
     position: float | None = None  # seconds into it, while playing
 
@@ -134,6 +135,8 @@ class SegmentTable(QTableWidget):
             text = self.tr("{0} · take {1} of {2}").format(text, row.kept, row.takes)
         elif row.takes > 1 and text:
             text = self.tr("{0} · take {1}").format(text, row.takes)
+        if row.stale and text:
+            text = self.tr("{0} · made with {1} · Regenerate to apply").format(text, row.stale)
         if not row.playing:
             return text
         at = format_seconds(row.position or 0.0)
@@ -188,7 +191,12 @@ class SegmentTable(QTableWidget):
             retried = retried.format(row.takes)
         else:
             retried = self.tr("Drawn again: an earlier take ran on far longer than its text.")
-        cells[3].setToolTip("\n".join(t for t in (row.message, retried if row.takes > 1 else "") if t))
+        stale = self.tr(
+            "This take was made with {0}. It plays and exports as it is; Speech › Regenerate stale "
+            "takes makes it again with the settings now."
+        ).format(row.stale)
+        tips = (row.message, retried if row.takes > 1 else "", stale if row.stale else "")
+        cells[3].setToolTip("\n".join(t for t in tips if t))
         cells[4].setToolTip(self.tr("Seed {0}").format(row.seed) if row.seed is not None else "")
         cells[5].setToolTip(self._check_tip(row))
 

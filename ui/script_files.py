@@ -1,0 +1,151 @@
+"""File menu for scripts: New, Open, Recent scripts, Save, Save as, and the question that guards
+unsaved work.
+
+Unsaved changes (the ``*`` in the title, restored ones included) are never dropped without a
+word: New, Open and closing the window ask Save / Discard / Cancel first. The autosave copy of
+those changes is deleted only after the user chose Discard; Cancel keeps everything as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
+
+from app import project as projects
+from app.errors import VoxDeskError
+from ui.errors import report
+
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
+
+Settled = Literal["clean", "saved", "discarded"]
+MAX_RECENT = 10
+
+
+class ScriptFiles(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.w = window
+        self.recent_menu: QMenu | None = None
+
+    def add_to(self, menu: QMenu, action: Callable[..., QAction]) -> None:
+        """The File menu's script entries (``action``: WindowActions' menu-entry maker)."""
+        from PySide6.QtWidgets import QStyle
+
+        sp = QStyle.StandardPixmap
+        action(menu, self.tr("New script"), self.new_script, "Ctrl+N", sp.SP_FileIcon)
+        action(menu, self.tr("Open script…"), self.open_script, "Ctrl+O", sp.SP_DialogOpenButton)
+        self.recent_menu = menu.addMenu(self.tr("Recent scripts"))
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self._fill_recent()
+        action(menu, self.tr("Save script"), self.save_script, "Ctrl+S", sp.SP_DialogSaveButton)
+        action(menu, self.tr("Save script as…"), self.save_script_as, "Ctrl+Shift+S", None)
+
+    # --- the question -----------------------------------------------------------------------
+    def settle_unsaved(self) -> Settled | None:
+        """Before the script is replaced or the window closes: with unsaved changes, ask Save /
+        Discard / Cancel. None: cancelled (or the save did not happen), keep everything."""
+        self.w.script.flush()
+        if not self.w.isWindowModified():
+            return "clean"
+        path = self.w.project.path
+        if path is None:
+            question = self.tr("This script was never saved. Save it before closing it?")
+        else:
+            question = self.tr("“{0}” has unsaved changes. Save them before closing it?").format(path.name)
+        answer = self.w.dialogs.unsaved(self.w, question)
+        if answer == "save":
+            return "saved" if self.save_script() else None
+        if answer == "discard":
+            self.w.project.discard_autosave()
+            return "discarded"
+        return None
+
+    # --- scripts ----------------------------------------------------------------------------
+    def new_script(self) -> None:
+        if self.settle_unsaved() is None:
+            return
+        self.w.project.discard_autosave()
+        self.w.set_project(projects.Project())
+
+    def open_script(self) -> None:
+        path = self.w.dialogs.open_project(self.w)
+        if path is not None:
+            self.open_path(path)
+
+    def open_path(self, path: Path) -> bool:
+        """Open a script file (the current one's unsaved changes are settled first, after the new
+        one was read: a damaged file costs nothing). True when it was opened."""
+        try:
+            project = projects.Project.load(path)
+        except VoxDeskError as err:
+            self.w.dialogs.error(self.w, str(err))
+            if not path.is_file():
+                self.w.settings.remove_recent_script(path)
+            return False
+        if self.settle_unsaved() is None:
+            return False
+        self.w.set_project(project)
+        self.w.settings.add_recent_script(path, MAX_RECENT)
+        if project.problems:  # repaired on opening; the file itself is untouched until saved
+            repairs = "; ".join(project.problems)
+            self.w.dialogs.error(self.w, f"{path.name} was opened with repairs: {repairs}.")
+        return True
+
+    def save_script(self) -> bool:
+        """Ctrl+S: save to the script's file; the first time, ask where (as Save as…)."""
+        if self.w.project.path is None:
+            return self.save_script_as()
+        return self._save_to(self.w.project.path)
+
+    def save_script_as(self) -> bool:
+        suggested = self.w.project.path or self.w.dialogs.start_folder("script") / f"script{projects.SUFFIX}"
+        path = self.w.dialogs.save_path(self.w, self.tr("Save script"), suggested, "VoxDesk (*.voxdesk)")
+        return path is not None and self._save_to(path)
+
+    def _save_to(self, path: Path) -> bool:
+        self.w.script.flush()
+        try:
+            saved = self.w.project.save(path)
+        except Exception as exc:  # noqa: BLE001
+            self.w.dialogs.error(self.w, report(exc, "saving the script"))
+            return False
+        self.w.set_modified(False)
+        self.w.autosave()  # now marked as saved: a restart does not call it unsaved
+        self.w.settings.set_last_folder("script", saved.parent)
+        self.w.settings.add_recent_script(saved, MAX_RECENT)
+        self.w.statusBar().showMessage(self.tr("Saved {0}").format(saved), 5000)
+        return True
+
+    # --- recent scripts ---------------------------------------------------------------------
+    def _fill_recent(self) -> None:
+        """Rebuilt each time it opens: a file that is gone shows as not found, disabled."""
+        menu = self.recent_menu
+        if menu is None:
+            return
+        menu.clear()
+        recent = self.w.settings.recent_scripts()
+        for path in recent:
+            found = path.is_file()
+            text = path.name if found else self.tr("{0} (not found)").format(path.name)
+            action = menu.addAction(text)
+            action.setToolTip(str(path))
+            action.setStatusTip(str(path))
+            action.setEnabled(found)
+            action.triggered.connect(lambda _checked=False, p=path: self.open_path(p))
+        if not recent:
+            menu.addAction(self.tr("No recent scripts")).setEnabled(False)
+        menu.addSeparator()
+        clear = menu.addAction(self.tr("Clear recent scripts"))
+        clear.setEnabled(bool(recent))
+        clear.triggered.connect(self._clear_recent)
+        menu.setToolTipsVisible(True)
+
+    def _clear_recent(self) -> None:
+        self.w.settings.clear_recent_scripts()
+        self._fill_recent()
