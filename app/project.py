@@ -331,7 +331,7 @@ class Project:
         results = {
             k: asdict(v) for k, v in self.results.items() if k in live and v.status in ("done", "failed")
         }
-        takes = _takes_folder(path) if self.self_contained and path is not None else None
+        takes = takes_folder(path) if self.self_contained and path is not None else None
         if takes is not None:
             for item in results.values():
                 audio = item["audio_file"]
@@ -433,7 +433,7 @@ class Project:
     def _gather_takes(self, target: Path) -> None:
         """Copy every live finished take into the takes folder beside ``target`` (once; a take's
         name is unique per content and seed) and refer to the copies from now on."""
-        folder = _takes_folder(target)
+        folder = takes_folder(target)
         live = set(self.keys())
         for key, res in list(self.results.items()):
             if key not in live or res.status != "done" or res.audio_file is None:
@@ -526,7 +526,7 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
-def _takes_folder(path: Path) -> Path:
+def takes_folder(path: Path) -> Path:
     """Where a self-contained project saved at ``path`` keeps its takes."""
     return path.with_name(f"{path.stem}_takes")
 

@@ -159,3 +159,38 @@ def test_set_aside_keeps_the_file_and_names_it(tmp_path):
     text = quarantine.message(quarantine.take_notices())
     assert str(bad) in text and notice.kept.name in text and second.kept.name in text
     assert quarantine.take_notices() == []
+
+
+def test_a_self_contained_project_reads_takes_only_from_its_takes_folder(home, tmp_path):  # noqa: F811
+    project = projects.Project(text="Hello there. Second one.")
+    jobs = project.jobs()
+    for job in jobs:
+        wav = project.audio_path(job, 1)
+        wav.write_bytes(b"RIFF")
+        project.mark(job, "done", audio_file=str(wav), duration=1.0, seed=1)
+    saved = project.save(tmp_path / "a" / "story", self_contained=True)
+    data = json.loads(saved.read_text())
+    good = data["results"][jobs[0].key]["audio_file"]
+    assert data["takes"] == "story_takes" and good.startswith("story_takes/")
+    secret = tmp_path / "a" / "secret.wav"
+    secret.write_bytes(b"RIFF")
+    outside = tmp_path / "outside_takes"
+    outside.mkdir()
+    (outside / Path(good).name).write_bytes(b"RIFF")
+    link = tmp_path / "a" / "story_takes" / f"{'0' * 12}-1-{'0' * 16}-1.wav"
+    link.symlink_to(secret)
+    for takes, audio in (
+        ("story_takes", "story_takes/../secret.wav"),
+        ("story_takes", "story_takes/" + link.name),  # a link out of the folder
+        ("story_takes", "../outside_takes/" + Path(good).name),
+        ("../outside_takes", "../outside_takes/" + Path(good).name),
+        ("/etc_takes", "/etc_takes/" + Path(good).name),
+        ("story_takes", str(secret)),
+    ):
+        hostile = dict(data, takes=takes)
+        hostile["results"] = {jobs[0].key: dict(data["results"][jobs[0].key], audio_file=audio)}
+        opened = projects.Project.from_dict(hostile, saved.parent)
+        assert opened.results == {}, (takes, audio)
+    opened = projects.Project.from_dict(data, saved.parent)
+    assert opened.results[jobs[0].key].audio_file == str(saved.parent / good)
+    assert projects.Project.from_dict(data).results == {}  # no folder given: no relative takes

@@ -3,6 +3,7 @@
 import errno
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -296,3 +297,34 @@ def test_a_take_made_with_other_settings_is_kept_and_says_what_it_was_made_with(
     assert take_changes(None, 11, damaged.jobs()[2], "vox2") == {"settings": None, "seed": 11}
     wav.unlink()
     assert project.take(project.jobs()[2]) is None  # audio gone: nothing to keep
+
+
+def test_a_self_contained_project_moves_to_another_folder_with_its_takes(tmp_path):
+    project = Project(text="One. Two.")
+    for i, job in enumerate(project.jobs()):
+        wav = project.audio_path(job, seed=i)
+        sf.write(wav, np.full(1000 * (i + 1), 0.1 * (i + 1), np.float32), RATE)
+        project.mark(job, "done", audio_file=str(wav), duration=0.1, seed=i)
+    saved = project.save(tmp_path / "here" / "story", self_contained=True)
+    takes = tmp_path / "here" / "story_takes"
+    assert sorted(p.name for p in takes.iterdir()) == sorted(
+        Path(r.audio_file).name for r in project.results.values()
+    )
+    assert all(Path(r.audio_file).parent == takes for r in project.results.values())
+    assert str(tmp_path) not in saved.read_text()  # no absolute path in the file
+
+    # Another computer: the folder moved, this one's cache is empty.
+    moved = tmp_path / "elsewhere" / "copy"
+    moved.parent.mkdir()
+    (tmp_path / "here").rename(moved)
+    for wav in project.audio_dir().iterdir():
+        wav.unlink()
+    opened = Project.load(moved / "story.voxdesk")
+    assert opened.self_contained and all(opened.result(job).status == "done" for job in opened.jobs())
+    assert [len(c.samples) for c in project_clips(opened, RATE)] == [1000, 2000]
+    opened.text += " Three."  # saving again keeps it self-contained, relative
+    opened.save()
+    data = json.loads((moved / "story.voxdesk").read_text())
+    assert data["takes"] == "story_takes" and all(
+        r["audio_file"].startswith("story_takes/") for r in data["results"].values()
+    )

@@ -45,6 +45,7 @@ class ScriptFiles(QObject):
         self._fill_recent()
         action(menu, self.tr("Save script"), self.save_script, "Ctrl+S", sp.SP_DialogSaveButton)
         action(menu, self.tr("Save script as…"), self.save_script_as, "Ctrl+Shift+S", None)
+        action(menu, self.tr("Save as self-contained project…"), self.save_self_contained, None, None)
 
     # --- the question -----------------------------------------------------------------------
     def settle_unsaved(self) -> Settled | None:
@@ -108,10 +109,29 @@ class ScriptFiles(QObject):
         path = self.w.dialogs.save_path(self.w, self.tr("Save script"), suggested, "VoxDesk (*.voxdesk)")
         return path is not None and self._save_to(path)
 
-    def _save_to(self, path: Path) -> bool:
+    def save_self_contained(self) -> bool:
+        """Save with the takes copied into a folder beside the file (relative paths), so the two
+        can move to another computer together; later saves keep it that way."""
+        suggested = self.w.project.path or self.w.dialogs.start_folder("script") / f"script{projects.SUFFIX}"
+        title = self.tr("Save as self-contained project")
+        path = self.w.dialogs.save_path(self.w, title, suggested, "VoxDesk (*.voxdesk)")
+        if path is None or not self._save_to(path, self_contained=True):
+            return False
+        saved = self.w.project.path
+        if saved is not None:
+            self.w.statusBar().showMessage(
+                self.tr("Saved {0} with its takes in the folder {1} beside it").format(
+                    saved.name, projects.takes_folder(saved).name
+                ),
+                15_000,
+            )
+        return True
+
+    def _save_to(self, path: Path, self_contained: bool | None = None) -> bool:
         self.w.script.flush()
+        self.w.session.wait_for_writes()  # takes still being written belong in the file too
         try:
-            saved = self.w.project.save(path)
+            saved = self.w.project.save(path, self_contained)
         except Exception as exc:  # noqa: BLE001
             self.w.dialogs.error(self.w, report(exc, "saving the script"))
             return False
