@@ -7,27 +7,25 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication
 
 
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("StaleTakes", text)
-
-
 def describe_changes(changes: dict[str, Any]) -> str:
     """What a stale take was made with, e.g. "CFG 2.0, 10 steps" ("" when it is current).
     ``changes`` is :func:`app.project.take_changes`'s answer."""
     parts = []
     for name, value in changes.items():
         if name == "cfg_value":
-            parts.append(_tr("CFG {0}").format(f"{value:.1f}"))
+            parts.append(QCoreApplication.translate("StaleTakes", "CFG {0}").format(f"{value:.1f}"))
         elif name == "inference_timesteps":
-            parts.append(_tr("{0} steps").format(value))
+            parts.append(QCoreApplication.translate("StaleTakes", "{0} steps").format(value))
         elif name == "text":
-            parts.append(_tr("other pronunciation or voice design"))
+            parts.append(QCoreApplication.translate("StaleTakes", "other pronunciation or voice design"))
+        elif name == "normalize" and value:
+            parts.append(QCoreApplication.translate("StaleTakes", "numbers read as words"))
         elif name == "normalize":
-            parts.append(_tr("numbers read as words") if value else _tr("numbers as written"))
+            parts.append(QCoreApplication.translate("StaleTakes", "numbers as written"))
         elif name == "context":
-            parts.append(_tr("another model"))
+            parts.append(QCoreApplication.translate("StaleTakes", "another model"))
         elif name == "seed":
-            parts.append(_tr("seed {0}").format(value))
+            parts.append(QCoreApplication.translate("StaleTakes", "seed {0}").format(value))
         else:
-            parts.append(_tr("other settings"))
+            parts.append(QCoreApplication.translate("StaleTakes", "other settings"))
     return ", ".join(parts)

@@ -465,6 +465,16 @@ Speak anyway? Choose No to trim the voice first.</source>
         <source>Engine: model failed to load</source>
         <translation>引擎：模型加载失败</translation>
     </message>
+    <message>
+        <location filename="../main_window.py" line="649"/>
+        <source>Every finished take was made with the current settings.</source>
+        <translation>所有已完成的结果都是用当前设置生成的。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="233"/>
+        <source>Restored unsaved changes from {0}. Save them with Ctrl+S.</source>
+        <translation>已恢复 {0} 时未保存的更改。按 Ctrl+S 保存。</translation>
+    </message>
 </context>
 <context>
     <name>ModelManager</name>
@@ -856,6 +866,79 @@ Speak anyway? Choose No to trim the voice first.</source>
     </message>
 </context>
 <context>
+    <name>ScriptFiles</name>
+    <message>
+        <location filename="../script_files.py" line="41"/>
+        <source>New script</source>
+        <translation>新建脚本</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="42"/>
+        <source>Open script…</source>
+        <translation>打开脚本…</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="1"/>
+        <source>Recent scripts</source>
+        <translation>最近的脚本</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="46"/>
+        <source>Save script</source>
+        <translation>保存脚本</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="47"/>
+        <source>Save script as…</source>
+        <translation>脚本另存为…</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="48"/>
+        <source>Save as self-contained project…</source>
+        <translation>另存为独立项目…</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="59"/>
+        <source>This script was never saved. Save it before closing it?</source>
+        <translation>此脚本从未保存。关闭前要保存吗？</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="61"/>
+        <source>“{0}” has unsaved changes. Save them before closing it?</source>
+        <translation>“{0}”有未保存的更改。关闭前要保存吗？</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="48"/>
+        <source>Save as self-contained project</source>
+        <translation>另存为独立项目</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="123"/>
+        <source>Saved {0} with its takes in the folder {1} beside it</source>
+        <translation>已保存 {0}，生成结果放在它旁边的文件夹 {1} 中</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="123"/>
+        <source>Saved {0}</source>
+        <translation>已保存 {0}</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="155"/>
+        <source>{0} (not found)</source>
+        <translation>{0}（找不到）</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="162"/>
+        <source>No recent scripts</source>
+        <translation>没有最近的脚本</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="164"/>
+        <source>Clear recent scripts</source>
+        <translation>清除最近的脚本</translation>
+    </message>
+</context>
+<context>
     <name>ScriptEditor</name>
     <message>
         <location filename="../views/script_editor.py" line="147"/>
@@ -1105,6 +1188,16 @@ Speak anyway? Choose No to trim the voice first.</source>
         <source>Segment settings…</source>
         <translation>片段设置…</translation>
     </message>
+    <message>
+        <location filename="../views/segment_table.py" line="139"/>
+        <source>{0} · made with {1} · Regenerate to apply</source>
+        <translation>{0} · 用 {1} 生成 · 重新生成以应用新设置</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="195"/>
+        <source>This take was made with {0}. It plays and exports as it is; Speech › Regenerate stale takes makes it again with the settings now.</source>
+        <translation>这个结果是用 {0} 生成的。它仍可照原样播放和导出；“朗读 › 重新生成过期的结果”会用现在的设置重新生成。</translation>
+    </message>
 </context>
 <context>
     <name>SettingsDialog</name>
@@ -1247,6 +1340,49 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/settings_dialog.py" line="154"/>
         <source>{0} is not a usable model folder: {1}</source>
         <translation>{0} 不是可用的模型文件夹：{1}</translation>
+    </message>
+</context>
+<context>
+    <name>StaleTakes</name>
+    <message>
+        <location filename="../stale_takes.py" line="20"/>
+        <source>CFG {0}</source>
+        <translation>CFG {0}</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="22"/>
+        <source>{0} steps</source>
+        <translation>{0} 步</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="24"/>
+        <source>other pronunciation or voice design</source>
+        <translation>其他发音规则或声音设计</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="26"/>
+        <source>numbers read as words</source>
+        <translation>数字读作文字</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="26"/>
+        <source>numbers as written</source>
+        <translation>数字按原样</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="28"/>
+        <source>another model</source>
+        <translation>另一个模型</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="30"/>
+        <source>seed {0}</source>
+        <translation>种子 {0}</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="1"/>
+        <source>other settings</source>
+        <translation>其他设置</translation>
     </message>
 </context>
 <context>
@@ -1524,21 +1660,6 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="72"/>
-        <source>New script</source>
-        <translation>新建脚本</translation>
-    </message>
-    <message>
-        <location filename="../window_actions.py" line="73"/>
-        <source>Open script…</source>
-        <translation>打开脚本…</translation>
-    </message>
-    <message>
-        <location filename="../window_actions.py" line="75"/>
-        <source>Save script as…</source>
-        <translation>脚本另存为…</translation>
-    </message>
-    <message>
         <location filename="../window_actions.py" line="77"/>
         <source>Export audio…</source>
         <translation>导出音频…</translation>
@@ -1619,11 +1740,6 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>关于 VoxDesk</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="121"/>
-        <source>Start a new script? The current one was never saved to a file and will be discarded.</source>
-        <translation>新建脚本吗？当前脚本从未保存到文件，将被丢弃。</translation>
-    </message>
-    <message>
         <location filename="../window_actions.py" line="200"/>
         <source>{0} of {1} segments failed ({2}).</source>
         <translation>{1} 个片段中有 {0} 个失败（{2}）。</translation>
@@ -1637,17 +1753,6 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../window_actions.py" line="203"/>
         <source>Export the {0} finished ones?</source>
         <translation>导出已完成的 {0} 个片段吗？</translation>
-    </message>
-    <message>
-        <location filename="../window_actions.py" line="74"/>
-        <location filename="../window_actions.py" line="152"/>
-        <source>Save script</source>
-        <translation>保存脚本</translation>
-    </message>
-    <message>
-        <location filename="../window_actions.py" line="166"/>
-        <source>Saved {0}</source>
-        <translation>已保存 {0}</translation>
     </message>
     <message>
         <location filename="../window_actions.py" line="171"/>
@@ -1678,6 +1783,11 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../window_actions.py" line="363"/>
         <source>VoxDesk clones a voice and speaks any text in it, entirely on this computer. Nothing is uploaded; the only network use is a model download you start yourself.</source>
         <translation>VoxDesk 克隆一个声音并用它朗读任意文本，全部在本机完成。不会上传任何内容；唯一的联网操作是您亲自发起的模型下载。</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="85"/>
+        <source>Regenerate stale takes</source>
+        <translation>重新生成过期的结果</translation>
     </message>
 </context>
 </TS>
