@@ -66,7 +66,7 @@ def test_a_settings_change_keeps_finished_takes_marked_and_regenerate_stale_make
     assert [s.status for s in segs] == ["done", "done"] and window.session.stale_indices() == [0, 1]
     for seg, audio in zip(segs, before, strict=True):
         np.testing.assert_allclose(seg.samples(), audio, atol=1 / 32768)  # read back from its file
-    assert status(window, 0) == "Done · made with CFG 2.0 · Regenerate to apply"
+    assert status(window, 0) == "Made with CFG 2.0 · Regenerate to apply"
     assert "CFG 2.0" in window.script.table.cell(0, 3).toolTip()
     assert window.transport.counts_text(window.session.counts()).startswith("2 done")
     window.actions.export()  # through the dialog: its choices are remembered
@@ -91,7 +91,7 @@ def test_a_settings_change_keeps_finished_takes_marked_and_regenerate_stale_make
     window.close()
     window = open_window(qtbot, ui_model, dialogs)
     assert window.session.stale_indices() == [0, 1]
-    assert "made with CFG 2.0" in status(window, 1)
+    assert "Made with CFG 2.0" in status(window, 1)
     window.actions.export()  # the last export's choices, after a restart too
     remembered = window.actions.dialog.options()
     window.actions.dialog.reject()

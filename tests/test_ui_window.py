@@ -170,7 +170,7 @@ def test_faster_cpu_weights_from_settings_reload_the_engine_and_speak(qtbot, hom
     assert window.device_label.text() == "CPU · 8-bit weights"
     assert [s.status for s in window.session.segments] == ["done", "done"]
     assert [list(s.stale) for s in window.session.segments] == [["context"]] * 2
-    assert "made with another model" in window.script.table.cell_text(1, 3)
+    assert "Made with another model" in window.script.table.cell_text(1, 3)
     with qtbot.waitSignal(window.session.runFinished, timeout=60_000):
         window.regenerate_stale()
     assert [s.status for s in window.session.segments] == ["done", "done"] and dialogs.errors == []

@@ -227,7 +227,7 @@ class MainWindow(QMainWindow):
         from PySide6.QtCore import QDateTime, QLocale
 
         when = QDateTime.fromSecsSinceEpoch(int(self._restored_at))
-        text = QLocale().toString(when, QLocale.FormatType.ShortFormat)
+        text = QLocale(self.settings.language).toString(when, QLocale.FormatType.ShortFormat)
         self.set_modified(True)
         self.statusBar().showMessage(
             self.tr("Restored unsaved changes from {0}. Save them with Ctrl+S.").format(text)

@@ -1190,8 +1190,8 @@ Speak anyway? Choose No to trim the voice first.</source>
     </message>
     <message>
         <location filename="../views/segment_table.py" line="139"/>
-        <source>{0} · made with {1} · Regenerate to apply</source>
-        <translation>{0} · 用 {1} 生成 · 重新生成以应用新设置</translation>
+        <source>Made with {0} · Regenerate to apply</source>
+        <translation>用 {0} 生成 · 重新生成以应用</translation>
     </message>
     <message>
         <location filename="../views/segment_table.py" line="195"/>

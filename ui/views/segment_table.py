@@ -15,6 +15,7 @@ from PySide6.QtGui import QAction, QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableWidget, QTableWidgetItem, QWidget
 
 FAILED_RED = QColor(200, 30, 30)
+STALE_AMBER = QColor(160, 95, 0)  # a take made with other settings: kept, but not what they say now
 
 
 def format_seconds(seconds: float) -> str:
@@ -135,8 +136,8 @@ class SegmentTable(QTableWidget):
             text = self.tr("{0} · take {1} of {2}").format(text, row.kept, row.takes)
         elif row.takes > 1 and text:
             text = self.tr("{0} · take {1}").format(text, row.takes)
-        if row.stale and text:
-            text = self.tr("{0} · made with {1} · Regenerate to apply").format(text, row.stale)
+        if row.stale and row.status == "done":
+            text = self.tr("Made with {0} · Regenerate to apply").format(row.stale)
         if not row.playing:
             return text
         at = format_seconds(row.position or 0.0)
@@ -181,7 +182,7 @@ class SegmentTable(QTableWidget):
             item = cells[col]
             if item.text() != text:
                 item.setText(text)
-            item.setForeground(brush)
+            item.setForeground(QBrush(STALE_AMBER) if col == 3 and row.stale and not failed else brush)
             font = QFont(item.font())
             font.setBold(row.playing)
             item.setFont(font)

@@ -1,0 +1,191 @@
+"""Screenshots of unsaved work and kept takes (issue 22): ``python -m ui.screenshot_files [out_dir]``.
+
+Run it on a real display (``xvfb-run`` with ``QT_QPA_PLATFORM=xcb``: the menus and the question
+are separate windows, taken from the screen), on a throw-away ``VOXDESK_HOME`` with a tiny random
+checkpoint (see ui/screenshot.py), in English and Chinese: a self-contained save, takes marked as
+made with another CFG, File › Recent scripts, the Save / Discard / Cancel question, and the note
+after a restart restored unsaved changes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from ui.dialogs import Dialogs
+
+SCRIPTS = {
+    "en": (
+        "Welcome to VoxDesk. Every sentence becomes a segment.\n"
+        "Change a setting and the takes stay: they are marked until you regenerate them.",
+        "Hello, this is my voice, recorded for VoxDesk.",
+        "My story",
+    ),
+    "zh_CN": (
+        "欢迎使用 VoxDesk。每个句子都会成为一个片段。\n修改设置后结果仍然保留：在重新生成之前会被标出。",
+        "你好，这是我为 VoxDesk 录制的声音。",
+        "我的故事",
+    ),
+}
+
+
+class _Files(Dialogs):
+    """The real questions (they are what is shown); file dialogs answer from a list."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths: list[Path] = []
+
+    def save_path(self, parent, title, suggested, file_filter):  # noqa: ANN001
+        return self.paths.pop(0) if self.paths else None
+
+    def error(self, parent, message):  # noqa: ANN001
+        print(f"error: {message}", file=sys.stderr)
+
+    def info(self, parent, message):  # noqa: ANN001
+        print(f"info: {message}", file=sys.stderr)
+
+
+def render(language: str, out_dir: Path, model: Path, scripts: Path) -> list[Path]:
+    from PySide6.QtCore import QCoreApplication, QEventLoop, QPoint, QRect, QTimer
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QApplication
+
+    from app import project as projects
+    from app.audio.player import CaptureSink
+    from app.voices.library import VoiceLibrary
+    from ui.i18n import install_translators, remove_translators
+    from ui.main import create_app
+    from ui.main_window import MainWindow
+    from ui.screenshot import speech_like
+    from ui.settings import Settings
+    from ui.theme import apply_theme
+
+    def settle(rounds: int = 30) -> None:
+        for _ in range(rounds):
+            QCoreApplication.processEvents()
+
+    def wait(signal, timeout_ms: int = 60_000) -> None:  # noqa: ANN001
+        loop = QEventLoop()
+        signal.connect(loop.quit)
+        QTimer.singleShot(timeout_ms, loop.quit)
+        loop.exec()
+
+    app = create_app()
+    apply_theme(app, "light")
+    translators = install_translators(app, language)
+    text, transcript, title = SCRIPTS[language]
+    library = VoiceLibrary()
+    if library.find("Anna") is None:
+        voice = library.create_from_samples(speech_like(1.5, 16000, 1), 16000, "Anna")
+        library.set_transcript(voice, transcript)
+    settings = Settings()
+    settings.model_dir = model
+    dialogs = _Files()
+    window = MainWindow(settings=settings, sink=CaptureSink(buffer_seconds=600), dialogs=dialogs)
+    window.resize(1280, 800)
+    window.move(0, 0)
+    window.show()
+    QTimer.singleShot(0, window.start)
+    wait(window.client.host.loaded, 30_000)
+    settle()
+    window.script.voice.setCurrentIndex(window.script.voice.findData("Anna"))
+    window.script.set_text(text)
+    window.script.scriptChanged.emit()
+    window.voices.refresh(select_id=library.find("Anna").id)
+    QTimer.singleShot(0, window.speak)
+    wait(window.session.runFinished)
+    window.playback.stop()
+    settle()
+    suffix = "" if language == "en" else "_zh"
+    written = []
+
+    def save(pixmap, name: str) -> None:  # noqa: ANN001
+        path = out_dir / f"{name}{suffix}.png"
+        pixmap.save(str(path))
+        written.append(path)
+
+    def screen(rect: QRect):  # noqa: ANN202
+        return QGuiApplication.primaryScreen().grabWindow(0, rect.x(), rect.y(), rect.width(), rect.height())
+
+    dialogs.paths.append(scripts / f"{title}.voxdesk")
+    window.actions.files.save_self_contained()
+    settle()
+    save(window.grab(), "files_self_contained")
+
+    window.script.settings.cfg.setValue(1.5)  # the takes were made with 2.0
+    window.script.table.selectRow(1)
+    settle()
+    save(window.grab(), "files_stale_takes")
+
+    settings.add_recent_script(scripts / "old draft.voxdesk", 10)  # moved away since
+    settings.add_recent_script(scripts / f"{title}.voxdesk", 10)
+    file_menu = window.menuBar().actions()[0].menu()
+    file_menu.popup(window.mapToGlobal(QPoint(0, window.menuBar().height())))
+    settle()
+    recent = window.actions.files.recent_menu
+    file_menu.setActiveAction(recent.menuAction())
+    recent.popup(file_menu.geometry().topRight())
+    settle()
+    area = file_menu.geometry().united(recent.geometry()).adjusted(-8, -8, 8, 8)
+    save(screen(area), "files_recent")
+    recent.hide()
+    file_menu.hide()
+    settle()
+
+    def shoot_question() -> None:
+        box = QApplication.activeModalWidget()
+        if box is None:
+            QTimer.singleShot(100, shoot_question)
+            return
+        settle()
+        save(screen(box.frameGeometry().adjusted(-4, -4, 4, 4)), "files_unsaved_prompt")
+        box.reject()  # Cancel: everything stays
+
+    QTimer.singleShot(300, shoot_question)
+    window.actions.files.new_script()
+    settle()
+
+    # A restart after a crash: the autosave holds the unsaved changes.
+    window.autosave()
+    copy = projects.autosave_dir() / f"{window.project.id}{projects.SUFFIX}"
+    kept = scripts / "autosave.copy"
+    shutil.copy2(copy, kept)
+    window.dialogs.unsaved = lambda parent, message: "discard"  # type: ignore[method-assign]
+    window.close()
+    shutil.copy2(kept, copy)
+    again = MainWindow(settings=settings, sink=CaptureSink(), dialogs=_Files())
+    again.resize(1280, 800)
+    again.show()
+    QTimer.singleShot(0, again.start)
+    wait(again.client.host.loaded, 30_000)
+    settle()
+    save(again.grab(), "files_restored")
+    again.dialogs.unsaved = lambda parent, message: "discard"  # type: ignore[method-assign]
+    again.close()
+    remove_translators(app, translators)
+    QApplication.processEvents()
+    return written
+
+
+def main(argv: list[str]) -> int:
+    from ui.screenshot import write_model
+
+    out_dir = Path(argv[0]) if argv else Path(__file__).resolve().parent.parent / "docs"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for language in ("en", "zh_CN"):
+            os.environ["VOXDESK_HOME"] = str(Path(tmp) / language)
+            model = write_model(Path(tmp) / f"VoxCPM2-tiny-{language}")
+            scripts = Path(tmp) / f"scripts-{language}"
+            scripts.mkdir()
+            for path in render(language, out_dir, model, scripts):
+                print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
