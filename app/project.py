@@ -10,8 +10,8 @@ Segments are identified by a key made from their voice and text (plus a counter 
 overrides and finished audio follow a sentence when the text around it is edited. A result is
 current only while its *fingerprint* (what was synthesised: text after pronunciation, voice, cfg,
 timesteps, voice design, and a caller-supplied context such as the model id) still matches. A take
-made with other settings is never hidden: it stays playable and exportable, and :class:`Made` (kept
-with it) says what it was made with, so the window can mark it stale (:func:`take_changes`).
+made with other settings is never hidden: it stays playable and exportable, and what it was made
+with is kept with it (app/takes.py), so the window can mark it stale.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from app import atomic, quarantine
+from app import atomic, quarantine, takes
 from app.errors import VoxDeskError
+from app.takes import Made
 from app.text.pronunciation import PronunciationList, compile_rule
 from app.text.segmenter import DEFAULT_MAX_CHARS, MIN_MAX_CHARS, Segment, split_script
 
@@ -36,9 +37,6 @@ STATUSES = ("queued", "generating", "done", "failed")
 # Ids and segment keys read from a file become file names: only these shapes are accepted.
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _KEY = re.compile(r"[0-9a-f]{12}-[0-9]{1,6}")
-# A self-contained project's takes: "<name>_takes/<key>-<fingerprint>-<seed>.wav" beside its file.
-_TAKES = re.compile(r"[^/\\:*?\"<>|]{1,200}_takes")
-_TAKE = re.compile(r"[0-9a-f]{12}-[0-9]{1,6}-[0-9a-f]{16}-[0-9]{1,20}\.wav")
 MAX_TEXT = 10_000_000  # characters; a bigger "script" is a damaged file, not a script
 
 log = logging.getLogger(__name__)
@@ -108,50 +106,6 @@ class SegmentOverride:
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, kind(value))
-
-
-@dataclass(frozen=True)
-class Made:
-    """What a take was made with: the job's values that decide the audio (the seed apart)."""
-
-    text: str = ""
-    cfg_value: float = 0.0
-    inference_timesteps: int = 0
-    normalize: bool = False
-    context: str = ""  # the model it was made with (see SegmentJob.fingerprint)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "text", str(self.text))
-        object.__setattr__(self, "cfg_value", round(float(self.cfg_value), 4))
-        object.__setattr__(self, "inference_timesteps", int(self.inference_timesteps))
-        object.__setattr__(self, "normalize", bool(self.normalize))
-        object.__setattr__(self, "context", str(self.context))
-
-    @classmethod
-    def of(cls, job: SegmentJob, context: str = "") -> Made:
-        return cls(job.text, job.cfg_value, job.inference_timesteps, job.normalize, context)
-
-    def changes(self, job: SegmentJob, context: str = "") -> dict[str, Any]:
-        """The values that differ from ``job`` now, as they were ({}: made with these settings).
-        The model counts only once one is loaded (``context`` not empty)."""
-        now = Made.of(job, context)
-        out = {
-            name: getattr(self, name)
-            for name in ("cfg_value", "inference_timesteps", "text", "normalize")
-            if getattr(self, name) != getattr(now, name)
-        }
-        if context and self.context != context:
-            out["context"] = self.context
-        return out
-
-
-def take_changes(made: Made | None, seed: int | None, job: SegmentJob, context: str = "") -> dict[str, Any]:
-    """What a finished take was made with that differs from ``job`` now ({}: it is current).
-    ``{"settings": None}``: a take from an older file that did not record what it was made with."""
-    out = {"settings": None} if made is None else made.changes(job, context)
-    if job.seed is not None and seed != job.seed:
-        out["seed"] = seed
-    return out
 
 
 @dataclass(frozen=True)
@@ -294,7 +248,7 @@ class Project:
 
     def take(self, job: SegmentJob) -> SegmentResult | None:
         """The segment's last finished take whatever it was made with (a settings change keeps
-        it; :func:`take_changes` says whether it is current); None when there is none or its
+        it; :func:`app.takes.take_changes` says whether it is current); None when there is none or its
         audio file is gone."""
         res = self.results.get(job.key)
         if res is None or res.status != "done" or res.audio_file is None:
@@ -331,12 +285,12 @@ class Project:
         results = {
             k: asdict(v) for k, v in self.results.items() if k in live and v.status in ("done", "failed")
         }
-        takes = takes_folder(path) if self.self_contained and path is not None else None
-        if takes is not None:
+        bundle = takes.folder(path) if self.self_contained and path is not None else None
+        if bundle is not None:
             for item in results.values():
                 audio = item["audio_file"]
-                if audio is not None and _inside(Path(audio), takes):
-                    item["audio_file"] = f"{takes.name}/{Path(audio).name}"
+                if audio is not None and takes.inside(Path(audio), bundle):
+                    item["audio_file"] = f"{bundle.name}/{Path(audio).name}"
         document = {
             "format": "voxdesk-project",
             "version": VERSION,
@@ -347,8 +301,8 @@ class Project:
             "overrides": {k: asdict(v) for k, v in self.overrides.items() if k in live},
             "results": results,
         }
-        if takes is not None:
-            document["takes"] = takes.name
+        if bundle is not None:
+            document["takes"] = bundle.name
         return document
 
     @classmethod
@@ -393,19 +347,15 @@ class Project:
         # Finished audio counts only when it is in this project's own cache folder, or (a
         # self-contained project) a take's name in the takes folder beside its file.
         folder = _segments_root() / project.id
-        takes = data.get("takes")
-        if base is not None and isinstance(takes, str) and _TAKES.fullmatch(takes) and takes.strip(". "):
-            project.self_contained = True
-            bundle = base / takes
-        else:
-            bundle = None
+        bundle = takes.bundle(data.get("takes"), base)
+        project.self_contained = bundle is not None
         for key, res in list(project.results.items()):
             audio = res.audio_file
-            if audio is None or _inside(Path(audio), folder):
+            if audio is None or takes.inside(Path(audio), folder):
                 continue
-            name = audio[len(takes) + 1 :] if bundle is not None and audio.startswith(f"{takes}/") else ""
-            if bundle is not None and _TAKE.fullmatch(name) and _inside(bundle / name, bundle):
-                project.results[key] = replace(res, audio_file=str(bundle / name))
+            found = takes.in_bundle(audio, bundle) if bundle is not None else None
+            if found is not None:
+                project.results[key] = replace(res, audio_file=str(found))
             else:
                 del project.results[key]
         project.problems = problems
@@ -422,30 +372,17 @@ class Project:
         if self_contained is not None:
             self.self_contained = self_contained
         if self.self_contained:
-            self._gather_takes(target)
+            live = set(self.keys())
+            for key, res in list(self.results.items()):
+                if key in live and res.status == "done" and res.audio_file is not None:
+                    copy = takes.copy_into(Path(res.audio_file), takes.folder(target))
+                    self.results[key] = replace(res, audio_file=str(copy))
         document = json.dumps(self.to_dict(target), ensure_ascii=False, indent=2) + "\n"
         if target.is_file():
             atomic.write_bytes(target.with_name(target.name + ".bak"), target.read_bytes())
         atomic.write_text(target, document)
         self.path = target
         return target
-
-    def _gather_takes(self, target: Path) -> None:
-        """Copy every live finished take into the takes folder beside ``target`` (once; a take's
-        name is unique per content and seed) and refer to the copies from now on."""
-        folder = takes_folder(target)
-        live = set(self.keys())
-        for key, res in list(self.results.items()):
-            if key not in live or res.status != "done" or res.audio_file is None:
-                continue
-            source = Path(res.audio_file)
-            copy = folder / source.name
-            if not source.is_file() or _inside(source, folder):
-                continue
-            folder.mkdir(parents=True, exist_ok=True)
-            if not copy.is_file() or copy.stat().st_size != source.stat().st_size:
-                atomic.write_bytes(copy, source.read_bytes())
-            self.results[key] = replace(res, audio_file=str(copy))
 
     @classmethod
     def load(cls, path: str | Path) -> Project:
@@ -517,18 +454,6 @@ def _segments_root() -> Path:
     from app.paths import cache_dir
 
     return cache_dir() / "segments"
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        return path.resolve().parent == folder.resolve()
-    except (OSError, RuntimeError, ValueError):
-        return False
-
-
-def takes_folder(path: Path) -> Path:
-    """Where a self-contained project saved at ``path`` keeps its takes."""
-    return path.with_name(f"{path.stem}_takes")
 
 
 def _saved_path(data: dict[str, Any]) -> Path | None:

@@ -22,7 +22,8 @@ from app.export import (
     srt_time,
     to_srt,
 )
-from app.project import Made, Project, SegmentOverride, autosaves, take_changes
+from app.project import Project, SegmentOverride, autosaves
+from app.takes import Made, take_changes
 from app.text.pronunciation import PronunciationList, Rule
 
 RATE = 16000

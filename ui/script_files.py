@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
 from app import project as projects
+from app import takes
 from app.errors import VoxDeskError
 from ui.errors import report
 
@@ -121,7 +122,7 @@ class ScriptFiles(QObject):
         if saved is not None:
             self.w.statusBar().showMessage(
                 self.tr("Saved {0} with its takes in the folder {1} beside it").format(
-                    saved.name, projects.takes_folder(saved).name
+                    saved.name, takes.folder(saved).name
                 ),
                 15_000,
             )

@@ -20,7 +20,8 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
 from app.errors import VoxDeskError
-from app.project import Made, Project, SegmentJob, take_changes
+from app.project import Project, SegmentJob
+from app.takes import Made, take_changes
 from ui.engine_host import EngineClient, Job
 from ui.errors import log_line, report
 from ui.playback import Playback
