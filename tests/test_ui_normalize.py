@@ -38,7 +38,10 @@ def test_segments_are_spoken_normalized_and_the_switch_is_saved(qtbot, home, ui_
 
     window.script.normalize.setChecked(False)  # the switch is the script's, and it is saved
     assert not window.project.settings.normalize and not window.project.jobs()[0].normalize
-    assert window.session.segments[0].status == ""  # the finished take no longer matches
+    seg = window.session.segments[0]  # the finished take is kept, marked as made with numbers read
+    assert seg.status == "done" and seg.stale == {"normalize": True}
+    mark = "Made with numbers read as words · Regenerate to apply"
+    assert window.script.table.cell_text(0, 3).endswith(mark)
     path = window.project.save(tmp_path / "script")
     assert Project.load(path).settings.normalize is False
     assert Project.load(path).jobs()[0].text == "It costs $5 at VoxDesk 2."
