@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication, QComboBox, QDoubleSpinBox, QSpinBox
 from test_ui_window import import_voice, speak_and_wait, type_script
 from ui_fixtures import ScriptedDialogs, home, open_window, ui_model, write_voice_file  # noqa: F401
 
+from app.voices.library import AUDIO, VoiceLibrary
 from ui.views.export_dialog import ExportOptions
 
 
@@ -107,6 +108,18 @@ def test_a_settings_change_keeps_finished_takes_marked_and_regenerate_stale_make
     assert status(window, 0) == "Done"
     action.trigger()  # nothing stale: says so
     assert "current settings" in dialogs.infos[-1]
+
+    # A regeneration that fails (the voice's recording is gone) does not cost the takes.
+    window.session.wait_for_writes()  # the regenerated takes are recorded in the project
+    window.script.settings.cfg.setValue(3.0)
+    library = VoiceLibrary()
+    (library.folder(library.list()[0]) / AUDIO).unlink()
+    with qtbot.waitSignal(window.session.runFinished, timeout=60_000):
+        action.trigger()
+    assert [s.status for s in window.session.segments] == ["failed"] * 2
+    assert all(window.project.take(s.job) is not None for s in window.session.segments)
+    window.script.settings.cfg.setValue(2.9)  # any refresh: the kept takes are back, marked
+    assert window.session.stale_indices() == [0, 1] and "CFG 2.4" in status(window, 0)
 
 
 def test_spin_and_combo_boxes_ignore_the_wheel_without_focus_in_dialogs_too(qtbot, home):  # noqa: F811

@@ -154,20 +154,21 @@ class SpeakSession(QObject):
             self.runFinished.emit()
 
     def _restored(self, project: Project, job: SegmentJob, before: SegmentAudio | None) -> SegmentAudio:
-        """A segment for ``job`` from the project: its current result, else its last take (made
-        with other settings: marked stale by the caller), else the take still in memory whose
-        file is being written, else nothing yet."""
+        """A segment for ``job``: the project's current result, else the finished take in memory
+        (``before``, made with other settings), else the project's last take (the same, after a
+        restart), else its failure or nothing yet. The caller marks a take made with other
+        settings stale."""
         seg = SegmentAudio(job)
         res = project.result(job, self.context)
         if res.status == "done" and res.audio_file:
             seg.status, seg.file, seg.made = "done", Path(res.audio_file), Made.of(job, self.context)
             seg.seconds, seg.seed = res.duration, res.seed
+        elif before is not None:  # newer than the project's record while its file is written
+            before.job = job
+            return before
         elif (take := project.take(job)) is not None and take.audio_file:
             seg.status, seg.file, seg.made = "done", Path(take.audio_file), take.made
             seg.seconds, seg.seed = take.duration, take.seed
-        elif before is not None:
-            before.job = job
-            return before
         elif res.status == "failed":  # a failure is still a failure after a restart
             seg.status, seg.message = "failed", res.error
         return seg
@@ -387,7 +388,9 @@ class SpeakSession(QObject):
         seg.detail = log_line(message, f"segment {index + 1} ({seg.job.voice or 'model voice'}) failed")
         self._progress.done(tag)
         self.playback.fail(seg.job.key)
-        if self.project is not None:  # recorded, so the row still says Failed after a restart
+        # Recorded, so the row still says Failed after a restart; but a failed regeneration never
+        # replaces a finished take in the project: the next refresh shows that take again.
+        if self.project is not None and self.project.take(seg.job) is None:
             self.project.mark(seg.job, "failed", self.context, error=message)
             self.stored.emit()
         self._after_event(index)
