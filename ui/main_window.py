@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QDateTime, QLocale, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QFrame, QLabel, QMainWindow, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
@@ -168,6 +168,7 @@ class MainWindow(QMainWindow):
         self.script.table.playRequested.connect(self.play_segment)
         self.script.table.detailsRequested.connect(self.show_failure_details)
         self.script.table.keepSeedRequested.connect(self.keep_seed)
+        self.script.table.regenerateStaleRequested.connect(self.regenerate_stale)
         self.script.failure.fixClicked.connect(self.fix_failure)
         self.script.fix_for = self._fix_for
         self.script.pickVoiceForTag.connect(self.pick_voice_for_tag)
@@ -224,8 +225,6 @@ class MainWindow(QMainWindow):
         """A restored autosave with unsaved changes: ``*`` in the title and a one-line note."""
         if self._restored_at is None:
             return
-        from PySide6.QtCore import QDateTime, QLocale
-
         when = QDateTime.fromSecsSinceEpoch(int(self._restored_at))
         text = QLocale(self.settings.language).toString(when, QLocale.FormatType.ShortFormat)
         self.set_modified(True)
@@ -641,7 +640,8 @@ class MainWindow(QMainWindow):
 
     def regenerate_stale(self) -> None:
         """Speech › Regenerate stale takes: every finished take made with other settings than the
-        script's now is generated again with the settings now (the old take plays until then)."""
+        script's now is generated again with the settings now (the project keeps each old take
+        until its new one is written, and keeps it when the new one fails)."""
         self.script.flush()
         self._sync_segments()
         stale = self.session.stale_indices()

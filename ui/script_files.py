@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMenu, QStyle
 
 from app import project as projects
 from app import takes
@@ -36,8 +36,6 @@ class ScriptFiles(QObject):
 
     def add_to(self, menu: QMenu, action: Callable[..., QAction]) -> None:
         """The File menu's script entries (``action``: WindowActions' menu-entry maker)."""
-        from PySide6.QtWidgets import QStyle
-
         sp = QStyle.StandardPixmap
         action(menu, self.tr("New script"), self.new_script, "Ctrl+N", sp.SP_FileIcon)
         action(menu, self.tr("Open script…"), self.open_script, "Ctrl+O", sp.SP_DialogOpenButton)

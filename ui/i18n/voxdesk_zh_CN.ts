@@ -1198,6 +1198,11 @@ Speak anyway? Choose No to trim the voice first.</source>
         <source>This take was made with {0}. It plays and exports as it is; Speech › Regenerate stale takes makes it again with the settings now.</source>
         <translation>这个结果是用 {0} 生成的。它仍可照原样播放和导出；“朗读 › 重新生成过期的结果”会用现在的设置重新生成。</translation>
     </message>
+    <message>
+        <location filename="../views/segment_table.py" line="220"/>
+        <source>Regenerate stale takes</source>
+        <translation>重新生成过期的结果</translation>
+    </message>
 </context>
 <context>
     <name>SettingsDialog</name>

@@ -63,6 +63,7 @@ class SegmentTable(QTableWidget):
     playRequested = Signal(int)
     detailsRequested = Signal(int)
     keepSeedRequested = Signal(int)
+    regenerateStaleRequested = Signal()  # every take made with other settings than the script's now
 
     COLUMNS = 6
 
@@ -215,6 +216,8 @@ class SegmentTable(QTableWidget):
         ]
         if row < len(self._rows) and self._rows[row].status == "failed":
             actions.append((self.tr("Details…"), lambda: self.detailsRequested.emit(row)))
+        if any(r.stale for r in self._rows):
+            actions.append((self.tr("Regenerate stale takes"), self.regenerateStaleRequested.emit))
         for label, slot in actions:
             action = QAction(label, menu)
             action.triggered.connect(slot)
