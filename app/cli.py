@@ -3,6 +3,7 @@
     voxdesk synth --model DIR (--text T | --text-file F) --out F.wav [voice and sampling options]
     voxdesk synth --server URL [--api-key KEY] (--text T | --text-file F) --out F.wav [...]
     voxdesk info --model DIR
+    voxdesk --version
     voxdesk write-checkpoint --preset tiny-v2 --out DIR
     voxdesk transcribe FILE [--language auto|zh|en|ja|ko|yue] [--model DIR]
 
@@ -436,6 +437,9 @@ def build_parser() -> argparse.ArgumentParser:
             "(a tiny built-in test model unless MODEL_DIR is given)."
         ),
     )
+    from app.version import version
+
+    parser.add_argument("--version", action="version", version=f"VoxDesk {version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for add in SUBCOMMANDS:
         add(sub)
