@@ -6,6 +6,7 @@
     voxdesk --version
     voxdesk write-checkpoint --preset tiny-v2 --out DIR
     voxdesk transcribe FILE [--language auto|zh|en|ja|ko|yue] [--model DIR]
+    voxdesk models list | download NAME [--source S] [--accept-license]
 
 Every failure prints one line to stderr and exits non-zero. Subcommands register themselves
 through ``SUBCOMMANDS``: append ``add_parser(subparsers)`` functions to add more (``bench``).
@@ -425,6 +426,12 @@ def add_transcribe(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_transcribe)
 
 
+def add_models(sub: argparse._SubParsersAction) -> None:
+    from app.models_cli import add_parser
+
+    add_parser(sub)
+
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_synth,
     add_info,
@@ -432,6 +439,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_bench,
     add_serve,
     add_transcribe,
+    add_models,
 ]
 
 
