@@ -288,6 +288,21 @@
         <translation>API 密钥：</translation>
     </message>
     <message>
+        <location filename="../views/api_settings.py" line="76"/>
+        <source>The model&apos;s own voice</source>
+        <translation>模型自带的声音</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="82"/>
+        <source>Programs written for OpenAI often ask for its voices by name (alloy, echo, nova, …). They speak in this voice, unless a voice of your library has that name.</source>
+        <translation>为 OpenAI 编写的程序常按名称请求其内置声音（alloy、echo、nova 等）。这些请求将使用此声音朗读，除非您的声音库中有同名的声音。</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="100"/>
+        <source>OpenAI voice names speak as:</source>
+        <translation>OpenAI 声音名称使用：</translation>
+    </message>
+    <message>
         <location filename="../views/api_settings.py" line="86"/>
         <source>Address:</source>
         <translation>地址：</translation>
