@@ -559,6 +559,16 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>下载识别模型</translation>
     </message>
     <message>
+        <location filename="../views/model_manager.py" line="293"/>
+        <source>{0} comes under the {1} ({2}), which is not a permissive licence. Do you accept it?</source>
+        <translation>{0} 采用 {1}（{2}），这不是宽松许可。您是否接受？</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="296"/>
+        <source>Licence not accepted: nothing was downloaded.</source>
+        <translation>未接受许可：未下载任何内容。</translation>
+    </message>
+    <message>
         <location filename="../views/model_manager.py" line="154"/>
         <source>Use a recognizer folder…</source>
         <translation>使用识别模型文件夹…</translation>
