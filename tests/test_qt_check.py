@@ -127,3 +127,47 @@ def test_voxdesk_says_it_in_the_terminal_and_the_log(tmp_path):
     assert "Traceback" not in done.stderr
     logs = list((tmp_path / "home").rglob("voxdesk.log"))
     assert len(logs) == 1 and "libxcb-icccm.so.9" in logs[0].read_text(encoding="utf-8")
+
+
+HIDE = """set -e
+mount --bind "$LIBS" "$ORIG"
+for f in "$ORIG"/*; do
+  case "${f##*/}" in libxcb-icccm.so*|libxcb-keysyms.so*) continue;; esac
+  ln -s "$f" "$FARM/${f##*/}"
+done
+mount --bind "$FARM" "$LIBS"
+exec "$@"
+"""
+
+
+def _can_unshare() -> bool:
+    if not sys.platform.startswith("linux") or shutil.which("unshare") is None or os.geteuid() != 0:
+        return False
+    return subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode == 0
+
+
+@needs_plugin
+@pytest.mark.skipif(not _can_unshare(), reason="needs root and unshare -m to hide a system library")
+def test_a_minimal_system_without_two_xcb_packages(tmp_path):
+    """The issue's case, for real: in a private mount namespace the system library folder lacks
+    libxcb-icccm4's and libxcb-keysyms1's files. Qt alone aborts (134) naming libxcb-cursor0;
+    ``voxdesk`` names the two and the apt line, and exits 1."""
+    done = subprocess.run(["ldd", str(PLUGIN)], capture_output=True, text=True, check=True)
+    rows = [line.split() for line in done.stdout.splitlines()]
+    icccm = next(row[2] for row in rows if row and row[0] == "libxcb-icccm.so.4")
+    libs = os.path.realpath(Path(icccm).parent)
+    (tmp_path / "orig").mkdir()
+    (tmp_path / "farm").mkdir()
+    env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "VOXDESK_HOME": str(tmp_path / "home"),
+           "PYTHONPATH": str(ROOT), "LIBS": libs, "ORIG": str(tmp_path / "orig"),
+           "FARM": str(tmp_path / "farm")}  # fmt: skip
+    script = Path(sys.executable).parent / "voxdesk"
+    entry = [str(script)] if script.is_file() else [sys.executable, "-m", "app"]
+    run = subprocess.run(["unshare", "-m", "bash", "-c", HIDE, "hide", *entry], env=env, capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 1, run.stderr
+    assert "libxcb-icccm.so.4, libxcb-keysyms.so.1" in run.stderr
+    assert "\n    sudo apt-get install libxcb-icccm4 libxcb-keysyms1\n" in run.stderr
+    assert "libxcb-cursor0" not in run.stderr and "Traceback" not in run.stderr
+    (log,) = (tmp_path / "home").rglob("voxdesk.log")
+    assert "sudo apt-get install libxcb-icccm4 libxcb-keysyms1" in log.read_text(encoding="utf-8")
