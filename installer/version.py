@@ -1,22 +1,22 @@
-"""Print VoxDesk's version, read from pyproject.toml (the one place it is kept).
+"""Print VoxDesk's version (``app/version.py``: pyproject.toml is the one place it is kept).
 
-The build scripts pass it to Inno Setup and into artefact names. A regex, not tomllib, so that
-any Python the project supports (3.10 has no tomllib) can run it.
+The build scripts pass it to Inno Setup and into artefact names. Any Python the project supports
+can run it: ``app/version.py`` needs only the standard library.
 """
 
-import re
 import sys
 from pathlib import Path
 
-PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from app.version import PYPROJECT, from_pyproject  # noqa: E402
 
 
 def version() -> str:
-    project = PYPROJECT.read_text(encoding="utf-8").split("[project]", 1)[1]
-    match = re.search(r'^version\s*=\s*"([^"]+)"', project, re.MULTILINE)
-    if match is None:
+    found = from_pyproject()
+    if found is None:
         raise SystemExit(f"no version in the [project] table of {PYPROJECT}")
-    return match.group(1)
+    return found
 
 
 if __name__ == "__main__":

@@ -54,12 +54,20 @@ class LocalApi(QObject):
         if self.state is not None:
             self.state.attach(self._host, self._model)
 
-    def start(self, port: int, api_key: str = "") -> None:
-        """Serve on 127.0.0.1:``port``; raises VoxDeskError (port taken) with a plain message."""
+    def voice_names(self) -> list[str]:
+        """The library's voices, for the choice of the default voice."""
+        from app.voices.library import VoiceLibrary
+
+        return [v.name for v in VoiceLibrary(self._library_root).list()]
+
+    def start(self, port: int, api_key: str = "", default_voice: str = "") -> None:
+        """Serve on 127.0.0.1:``port``; raises VoxDeskError (port taken) with a plain message.
+        ``default_voice``: what OpenAI's stock voice names speak as ("": the model's own voice)."""
         from app.voices.library import VoiceLibrary
 
         self.stop()
-        state = ServerState(ServerConfig(api_key=api_key or None), VoiceLibrary(self._library_root))
+        config = ServerConfig(api_key=api_key or None, default_voice=default_voice or None)
+        state = ServerState(config, VoiceLibrary(self._library_root))
         state.attach(self._host, self._model)
         self.server = start_in_thread(state, HOST, port)
         self.state = state

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
@@ -56,6 +57,17 @@ def preload_torch(app: QApplication) -> None:
     splash.close()
 
 
+def quit_on_signals(app: QApplication) -> None:
+    """SIGTERM (a session logging out, ``kill``) and Ctrl+C in the terminal end the app as Quit
+    does: the window closes (autosave, engine thread stopped). Python runs signal handlers only
+    between bytecodes, so a timer wakes the interpreter while Qt waits for events."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: app.quit())
+    wake = QTimer(app)
+    wake.timeout.connect(lambda: None)
+    wake.start(250)
+
+
 def run(argv: list[str] | None = None) -> int:
     """Open the main window and run the event loop; returns the exit code."""
     setup_logging()
@@ -73,5 +85,8 @@ def run(argv: list[str] | None = None) -> int:
     app.aboutToQuit.connect(window.close)  # however the app ends: autosave, stop the engine thread
     window.show()
     QTimer.singleShot(0, window.start)
+    quit_on_signals(app)
     log.info("VoxDesk window opened")
-    return app.exec()
+    code = app.exec()
+    log.info("VoxDesk window closed")
+    return code

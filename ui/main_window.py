@@ -767,7 +767,7 @@ class MainWindow(QMainWindow):
     def apply_local_api(self) -> None:
         """Start, restart or stop the Local API to match Settings; a taken port is one message."""
         s = self.settings
-        wanted = (s.api_port, s.api_key) if s.api_enabled else None
+        wanted = (s.api_port, s.api_key, s.api_default_voice) if s.api_enabled else None
         if wanted == getattr(self, "_api_running", None):
             return
         self.api.stop()

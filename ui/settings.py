@@ -163,6 +163,15 @@ class Settings:
         self._set("api/key", value)
 
     @property
+    def api_default_voice(self) -> str:
+        """The library voice OpenAI's stock names (alloy, echo, …) speak as; "": the model's own."""
+        return self._get("api/default_voice", "")
+
+    @api_default_voice.setter
+    def api_default_voice(self, value: str) -> None:
+        self._set("api/default_voice", value)
+
+    @property
     def recognizer_dir(self) -> Path | None:
         """A speech-recognizer folder the user chose; None: the one downloaded (if any)."""
         value = self._get("asr/model_dir", "")

@@ -308,9 +308,13 @@ class WindowActions(QObject):
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(log_dir())))
 
     def about(self) -> None:
+        from app.version import version
+
         self.w.dialogs.info(
             self.w,
-            self.tr(
+            self.tr("Version {0}").format(version())
+            + "\n\n"
+            + self.tr(
                 "VoxDesk clones a voice and speaks any text in it, entirely on this computer. "
                 "Nothing is uploaded; the only network use is a model download you start yourself."
             ),

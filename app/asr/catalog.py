@@ -16,6 +16,7 @@ from pathlib import Path
 from app.asr import sensevoice
 from app.errors import VoxDeskError
 from app.models import download as dl
+from app.models.licenses import FUNASR_MODEL, License
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class KnownRecognizer:
     ms_repo: str
     files: tuple[str, ...]  # the repository files VoxDesk needs (the rest is docs and test audio)
     size_mb: int
+    license: License
 
 
 SENSEVOICE_SMALL = KnownRecognizer(
@@ -35,6 +37,7 @@ SENSEVOICE_SMALL = KnownRecognizer(
     ms_repo="csukuangfj/sherpa-onnx-sense-voice-zh-en-ja-ko-yue-2024-07-17",
     files=("model.int8.onnx", "tokens.txt"),
     size_mb=240,
+    license=FUNASR_MODEL,
 )
 KNOWN_RECOGNIZERS = (SENSEVOICE_SMALL,)
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.errors import VoxDeskError
+from app.models.licenses import APACHE_2, License
 
 CHUNK = 1 << 20
 TIMEOUT = 30.0
@@ -48,6 +49,7 @@ class KnownModel:
     # official architecture at their released dtypes (bf16 network, fp32 AudioVAE), in MB, from
     # ``preset_config`` (tests/test_download.py checks it); the exact size replaces it once known.
     approx_mb: int
+    license: License = APACHE_2  # the weights' licence (model card)
 
 
 KNOWN_MODELS = (

@@ -62,6 +62,7 @@ class ServerConfig:
     max_pending: int = 128  # requests admitted (decoding or queued) before 429
     cors_origins: tuple[str, ...] = ()
     allowed_hosts: tuple[str, ...] | None = None  # Host header check; None: any
+    default_voice: str | None = None  # what OpenAI's stock names (alloy, echo, …) speak as; None: default
 
 
 @dataclass
@@ -193,24 +194,25 @@ async def _json_body(request: Request) -> Any:
 
 
 # ---- voices ---------------------------------------------------------------------------------
-def _find_voice(state: ServerState, key: str):
-    """A library voice by name (case-insensitive) or id. Ids are checked to be plain hex before
-    they name a folder, so no request can point outside the library."""
-    library = state.library
-    voice = library.find(key)
-    if voice is None and len(key) == 12 and all(c in "0123456789abcdef" for c in key):
-        try:
-            voice = library.get(key)
-        except VoxDeskError:
-            voice = None
-    if voice is None:
+def _find_voice(state: ServerState, key: str, stock: bool = False):
+    """A library voice by name (case-insensitive) or id (app/voices/lookup.py); with ``stock``,
+    OpenAI's stock names too, and None for the model's own voice."""
+    from app.voices.lookup import VoiceNotFound, find_voice, speaking_voice
+
+    try:
+        if stock:
+            return speaking_voice(state.library, key, state.config.default_voice)
+        voice = find_voice(state.library, key)
+        if voice is None:
+            raise VoiceNotFound(key, f"There is no voice named {key!r}.")
+        return voice
+    except VoiceNotFound as exc:
         raise ApiError(
             404,
-            f"There is no voice named {key!r}. List voices with GET /v1/audio/voices or upload one.",
+            f"{exc} List voices with GET /v1/audio/voices or upload one.",
             param="voice",
             code="voice_not_found",
-        )
-    return voice
+        ) from None
 
 
 def _voice_json(voice) -> dict[str, Any]:
@@ -360,9 +362,9 @@ def _voice_prompt(state: ServerState, model: ServedModel, p: SpeechParams, loop)
                 400, "This model needs 'ref_text' (the words spoken in ref_audio).", param="ref_text"
             )
         return VoicePrompt(reference_audio=audio), None
-    if p.voice is None or p.voice.strip().lower() in ("", "default"):
+    voice = _find_voice(state, p.voice, stock=True)
+    if voice is None:  # "default", or a stock name with no default voice set
         return None, None
-    voice = _find_voice(state, p.voice)
     if p.ref_text.strip():
         voice = voice.__class__(**{**voice.to_dict(), "transcript": p.ref_text})
     try:

@@ -23,6 +23,20 @@ def served_model(engine, model_dir: str):
     )
 
 
+def _default_voice(library, name: str | None) -> str | None:
+    """``--default-voice``, checked before the model loads: a library voice, or None (``default``)."""
+    from app.voices.lookup import find_voice, is_model_default
+
+    if is_model_default(name):
+        return None
+    if find_voice(library, name) is None:
+        raise VoxDeskError(
+            f"--default-voice {name!r} is not in the voice library ({library.root}): give a voice's name "
+            "or id, or leave it out so that OpenAI's stock names speak as 'default'."
+        )
+    return name
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from app.engine import Engine
     from app.engine.host import EngineHost
@@ -35,11 +49,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.max_pending < 1:
         raise VoxDeskError("--max-pending must be at least 1.")
     library = VoiceLibrary(args.voices) if args.voices else VoiceLibrary()
+    default_voice = _default_voice(library, args.default_voice)
     print(f"loading {args.model} …", file=sys.stderr, flush=True)
     engine = Engine(engine_config(args, max_num_seqs=args.max_batch))
     host = EngineHost(engine).start()
     state = ServerState(ServerConfig(api_key=api_key, max_pending=args.max_pending,
-                                     cors_origins=tuple(args.cors_origin or ())), library)  # fmt: skip
+                                     cors_origins=tuple(args.cors_origin or ()),
+                                     default_voice=default_voice), library)  # fmt: skip
     state.attach(host, served_model(engine, args.model))
 
     def ready(port: int) -> None:
@@ -67,6 +83,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--api-key", help="require this key (Authorization: Bearer KEY); needed off loopback")
     add_engine_options(p)
     p.add_argument("--voices", help="voice library folder (default: the app's own)")
+    p.add_argument("--default-voice", metavar="NAME",
+                   help="library voice that OpenAI's stock names (alloy, echo, nova, …) speak as "
+                   "(default: the model's own voice, as 'default')")  # fmt: skip
     p.add_argument("--max-batch", type=int, default=64, help="requests decoded together (default 64)")
     p.add_argument("--max-pending", type=int, default=128,
                    help="requests admitted before the server answers 429 (default 128)")  # fmt: skip

@@ -288,6 +288,21 @@
         <translation>API 密钥：</translation>
     </message>
     <message>
+        <location filename="../views/api_settings.py" line="76"/>
+        <source>The model&apos;s own voice</source>
+        <translation>模型自带的声音</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="82"/>
+        <source>Programs written for OpenAI often ask for its voices by name (alloy, echo, nova, …). They speak in this voice, unless a voice of your library has that name.</source>
+        <translation>为 OpenAI 编写的程序常按名称请求其内置声音（alloy、echo、nova 等）。这些请求将使用此声音朗读，除非您的声音库中有同名的声音。</translation>
+    </message>
+    <message>
+        <location filename="../views/api_settings.py" line="100"/>
+        <source>OpenAI voice names speak as:</source>
+        <translation>OpenAI 声音名称使用：</translation>
+    </message>
+    <message>
         <location filename="../views/api_settings.py" line="86"/>
         <source>Address:</source>
         <translation>地址：</translation>
@@ -552,6 +567,16 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/model_manager.py" line="151"/>
         <source>Download recognizer</source>
         <translation>下载识别模型</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="293"/>
+        <source>{0} comes under the {1} ({2}), which is not a permissive licence. Do you accept it?</source>
+        <translation>{0} 采用 {1}（{2}），这不是宽松许可。您是否接受？</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="296"/>
+        <source>Licence not accepted: nothing was downloaded.</source>
+        <translation>未接受许可：未下载任何内容。</translation>
     </message>
     <message>
         <location filename="../views/model_manager.py" line="154"/>
@@ -1785,7 +1810,12 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>重新启动 VoxDesk 后将使用新语言。</translation>
     </message>
     <message>
-        <location filename="../window_actions.py" line="363"/>
+        <location filename="../window_actions.py" line="364"/>
+        <source>Version {0}</source>
+        <translation>版本 {0}</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="367"/>
         <source>VoxDesk clones a voice and speaks any text in it, entirely on this computer. Nothing is uploaded; the only network use is a model download you start yourself.</source>
         <translation>VoxDesk 克隆一个声音并用它朗读任意文本，全部在本机完成。不会上传任何内容；唯一的联网操作是您亲自发起的模型下载。</translation>
     </message>

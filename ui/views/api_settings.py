@@ -71,6 +71,17 @@ class LocalApiBox(QGroupBox):
         self.port.setValue(settings.api_port)
         self.key = QLineEdit(settings.api_key)
         self.key.setPlaceholderText(self.tr("optional"))
+        self.default_voice = QComboBox()  # what clients' hard-coded "alloy", "echo", … speak as
+        self.default_voice.addItem(self.tr("The model's own voice"), "")
+        for name in api.voice_names() if api is not None else []:
+            self.default_voice.addItem(name, name)
+        if settings.api_default_voice and self.default_voice.findData(settings.api_default_voice) < 0:
+            self.default_voice.addItem(settings.api_default_voice, settings.api_default_voice)  # gone: kept
+        self.default_voice.setCurrentIndex(max(0, self.default_voice.findData(settings.api_default_voice)))
+        self.default_voice.setToolTip(self.tr(
+            "Programs written for OpenAI often ask for its voices by name (alloy, echo, nova, …). "
+            "They speak in this voice, unless a voice of your library has that name."
+        ))  # fmt: skip
         self.url = QLineEdit()
         self.url.setReadOnly(True)
         self.copy = QPushButton(self.tr("Copy"))
@@ -83,6 +94,7 @@ class LocalApiBox(QGroupBox):
         form.addRow(self.enabled)
         form.addRow(self.tr("Port:"), self.port)
         form.addRow(self.tr("API key:"), self.key)
+        form.addRow(self.tr("OpenAI voice names speak as:"), self.default_voice)
         form.addRow(self.tr("Address:"), url_row)
         form.addRow(self.tr("Requests served:"), self.counter)
         if api is not None:
@@ -99,3 +111,4 @@ class LocalApiBox(QGroupBox):
         settings.api_enabled = self.enabled.isChecked()
         settings.api_port = self.port.value()
         settings.api_key = self.key.text().strip()
+        settings.api_default_voice = self.default_voice.currentData()

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from app.asr import catalog as asr_catalog
 from app.models import download as dl
+from app.models import licenses
 from app.paths import models_dir
 from ui.dialogs import Dialogs
 from ui.errors import report
@@ -274,6 +275,8 @@ class ModelManager(QDialog):
             self.status.setText(report(exc))
             return
         model = asr_catalog.SENSEVOICE_SMALL
+        if not self._license_accepted(model.key, model.title, model.license):
+            return
         self._start(
             _Worker(
                 lambda progress, cancel: asr_catalog.download_recognizer(
@@ -283,6 +286,19 @@ class ModelManager(QDialog):
             source,
             self._on_recognizer_done,
         )
+
+    def _license_accepted(self, key: str, title: str, terms: licenses.License) -> bool:
+        """A licence that is not permissive is accepted once, recorded where ``voxdesk models
+        download`` records it (app/models/licenses.py)."""
+        if licenses.accepted(key, terms):
+            return True
+        question = self.tr("{0} comes under the {1} ({2}), which is not a permissive licence. "
+                           "Do you accept it?").format(title, terms.name, terms.url)  # fmt: skip
+        if not self.dialogs.confirm(self, question):
+            self.status.setText(self.tr("Licence not accepted: nothing was downloaded."))
+            return False
+        licenses.record_acceptance(key, terms)
+        return True
 
     def _start(self, worker: _Worker, source: dl.Source, on_done: Callable[[str], None]) -> None:
         worker.progress.connect(self._on_progress)
