@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from app import atomic, quarantine
+from app import atomic, quarantine, readback
 from app.errors import VoxDeskError
 from app.text.pronunciation import PronunciationList, compile_rule
 from app.text.segmenter import DEFAULT_MAX_CHARS, MIN_MAX_CHARS, Segment, split_script
@@ -35,6 +35,7 @@ STATUSES = ("queued", "generating", "done", "failed")
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _KEY = re.compile(r"[0-9a-f]{12}-[0-9]{1,6}")
 MAX_TEXT = 10_000_000  # characters; a bigger "script" is a damaged file, not a script
+MAX_FILE_BYTES = 128 * 2**20  # a full-length script (even as \\uXXXX escapes) and its results
 
 log = logging.getLogger(__name__)
 
@@ -331,16 +332,19 @@ class Project:
     def load(cls, path: str | Path) -> Project:
         """Open a saved project (or an autosave)."""
         path = Path(path)
+        in_autosaves = path.resolve().parent == autosave_dir().resolve()
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            # Bounded, regular files only; a link is followed only for a file the user picked.
+            data = readback.read_json(path if in_autosaves else path.resolve(), MAX_FILE_BYTES)
         except FileNotFoundError:
             raise VoxDeskError(f"{path.name} does not exist. Pick another project file.") from None
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+        except (OSError, ValueError, RecursionError, MemoryError) as exc:
+            plain = (OSError, UnicodeError, json.JSONDecodeError, RecursionError, MemoryError)
+            why = "" if isinstance(exc, plain) else f" ({exc})"
             raise VoxDeskError(
-                f"{path.name} could not be read: it is damaged. Open its .bak copy if there is one."
+                f"{path.name} could not be read{why}: it is damaged. Open its .bak copy if there is one."
             ) from None
         project = cls.from_dict(data)
-        in_autosaves = path.resolve().parent == autosave_dir().resolve()
         if in_autosaves and _ID.fullmatch(path.stem):
             project.id = path.stem  # an autosave is named after its project
         project.path = _saved_path(data) if in_autosaves else path

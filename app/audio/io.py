@@ -216,7 +216,9 @@ def _stream(f: sf.SoundFile, label: str, out_rate: int, limit: int, max_seconds:
     ``limit`` frames; one frame more is a file longer than its header said: refused."""
     rate, channels = f.samplerate, f.channels
     block = np.empty((max(1024, BLOCK_BYTES // (4 * channels)), channels), np.float32)
-    stream = None if out_rate == rate else soxr.ResampleStream(rate, out_rate, 1, dtype="float32", quality="HQ")
+    stream = None
+    if out_rate != rate:
+        stream = soxr.ResampleStream(rate, out_rate, 1, dtype="float32", quality="HQ")
     pieces: list[np.ndarray] = []
     read = 0
     while True:
@@ -227,7 +229,9 @@ def _stream(f: sf.SoundFile, label: str, out_rate: int, limit: int, max_seconds:
         if read > limit:
             if max_seconds is not None and read > max_seconds * rate:
                 raise _too_long(label, read / rate, max_seconds)
-            raise VoxDeskError(f"{label} is longer than its header says, or too large to read. Use a shorter clip.")
+            raise VoxDeskError(
+                f"{label} is longer than its header says, or too large to read. Use a shorter clip."
+            )
         mono = data.mean(axis=1) if channels > 1 else data[:, 0].copy()
         pieces.append(mono if stream is None else stream.resample_chunk(mono, last=False))
     if stream is not None:
