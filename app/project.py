@@ -35,7 +35,7 @@ STATUSES = ("queued", "generating", "done", "failed")
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _KEY = re.compile(r"[0-9a-f]{12}-[0-9]{1,6}")
 MAX_TEXT = 10_000_000  # characters; a bigger "script" is a damaged file, not a script
-MAX_FILE_BYTES = 128 * 2**20  # a full-length script (even as \\u escapes) and its results
+MAX_FILE_BYTES = 128 * 2**20  # a full-length script (even written as escapes) and its results
 
 log = logging.getLogger(__name__)
 
