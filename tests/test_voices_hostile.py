@@ -7,12 +7,12 @@ import json
 import os
 import stat
 import unicodedata
-from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
 from audio_bombs import claim_frames, flac_constant
+from read_only import make_read_only, undo_read_only
 
 from app import paths, quarantine, readback
 from app.errors import VoxDeskError
@@ -188,36 +188,14 @@ def test_bombs_are_refused_on_import_and_nothing_is_written(lib, tmp_path) -> No
 # --- the data folder -----------------------------------------------------------------------
 
 
-def _make_read_only(folder: Path) -> bool:
-    """Make ``folder`` unwritable even for root (chattr +i); False when this machine cannot."""
-    import subprocess
-
-    folder.chmod(0o555)
-    probe = folder / "probe"
-    try:
-        probe.touch()
-    except OSError:
-        return True
-    probe.unlink()
-    done = subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False)
-    return done.returncode == 0
-
-
-def _undo_read_only(folder: Path) -> None:
-    import subprocess
-
-    subprocess.run(["chattr", "-i", str(folder)], capture_output=True, check=False)
-    folder.chmod(0o755)
-
-
 def test_a_read_only_data_folder_is_one_plain_line(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("VOXDESK_HOME", str(tmp_path / "home"))
     paths.check_writable()  # creates what is missing; all writable
     data = tmp_path / "home" / "data"
-    if not _make_read_only(data):
+    if not make_read_only(data):
         pytest.skip("this machine cannot make a folder read-only")
     try:
         message = one_line(paths.check_writable)
         assert str(data) in message and "VOXDESK_HOME" in message
     finally:
-        _undo_read_only(data)
+        undo_read_only(data)
