@@ -134,9 +134,11 @@ def read_audio(
     max_seconds: float | None = None,
     reject_silence: bool = True,
     name: str | None = None,
+    max_rate: int | None = None,
 ) -> tuple[np.ndarray, int]:
     """The one reader of audio that comes in (files, voice recordings read back, uploaded bytes):
-    mono float32 at ``target_sr`` (``None``: the file's own rate) and that rate.
+    mono float32 at ``target_sr`` and that rate. ``target_sr=None``: the file's own rate, or
+    ``max_rate`` when the file's is higher (the voice library stores at most 48 kHz).
 
     The header (rate, channels, frames) is checked against :data:`MAX_CHANNELS`,
     ``MIN_RATE``–``MAX_RATE``, ``max_seconds`` and the byte budgets before any sample is decoded;
@@ -156,9 +158,9 @@ def read_audio(
         opener = lambda: sf.SoundFile(str(path))  # noqa: E731
     try:
         with opener() as f:
-            rate, frames = _check_header(label, f.samplerate, f.channels, f.frames, target_sr, max_seconds)
-            out_rate = target_sr or rate
-            samples = _stream(f, label, out_rate, frames, max_seconds)
+            out_rate = target_sr or min(f.samplerate, max_rate or f.samplerate)
+            limit = _check_header(label, f.samplerate, f.channels, f.frames, out_rate, max_seconds)
+            samples = _stream(f, label, out_rate, limit, max_seconds)
     except (sf.LibsndfileError, RuntimeError, TypeError, EOFError):
         raise _unreadable(label) from None
     if len(samples) == 0:
@@ -171,10 +173,10 @@ def read_audio(
 
 
 def _check_header(
-    label: str, rate: int, channels: int, frames: int, target_sr: int | None, max_seconds: float | None
-) -> tuple[int, int]:
+    label: str, rate: int, channels: int, frames: int, out_rate: int, max_seconds: float | None
+) -> int:
     """Refuse, from the header alone, a file whose decoding would cost more than the bounds;
-    returns (rate, the most frames to read)."""
+    returns the most frames to read."""
     if rate <= 0 or channels <= 0 or frames < 0:
         raise _unreadable(label)
     if not MIN_RATE <= rate <= MAX_RATE:
@@ -189,7 +191,7 @@ def _check_header(
         )
     if frames == 0:
         raise VoxDeskError(f"{label} contains no audio. Choose a recording with speech in it.")
-    limit = _frame_limit(rate, channels, target_sr or rate, max_seconds)
+    limit = _frame_limit(rate, channels, out_rate, max_seconds)
     if frames > limit:
         if max_seconds is not None and frames > max_seconds * rate:
             raise _too_long(label, frames / rate, max_seconds)
@@ -197,7 +199,7 @@ def _check_header(
             f"{label} is too large to read: it says it holds {_length(frames / rate)} of {channels} "
             f"channel(s) at {rate:,} Hz, more than VoxDesk decodes at once. Use a shorter clip."
         )
-    return rate, limit
+    return limit
 
 
 def _frame_limit(rate: int, channels: int, out_rate: int, max_seconds: float | None) -> int:
@@ -219,8 +221,18 @@ def _stream(f: sf.SoundFile, label: str, out_rate: int, limit: int, max_seconds:
     stream = None
     if out_rate != rate:
         stream = soxr.ResampleStream(rate, out_rate, 1, dtype="float32", quality="HQ")
-    pieces: list[np.ndarray] = []
-    read = 0
+    # The result is written in place (sized from the header, which passed the checks), so the
+    # peak is the result plus one block, not twice the result.
+    out = np.empty(int(np.ceil(min(f.frames, limit) * (float(out_rate) / rate))) + 64, np.float32)
+    n = read = 0
+
+    def put(chunk: np.ndarray) -> None:
+        nonlocal out, n
+        if n + len(chunk) > len(out):  # more than the header said (still within the bound)
+            out = np.concatenate([out[:n], np.empty(max(len(chunk), len(out) // 2), np.float32)])
+        out[n : n + len(chunk)] = chunk
+        n += len(chunk)
+
     while True:
         data = f.read(min(len(block), limit + 1 - read), dtype="float32", always_2d=True, out=block)
         if len(data) == 0:
@@ -232,15 +244,14 @@ def _stream(f: sf.SoundFile, label: str, out_rate: int, limit: int, max_seconds:
             raise VoxDeskError(
                 f"{label} is longer than its header says, or too large to read. Use a shorter clip."
             )
-        mono = data.mean(axis=1) if channels > 1 else data[:, 0].copy()
-        pieces.append(mono if stream is None else stream.resample_chunk(mono, last=False))
-    if stream is not None:
-        pieces.append(stream.resample_chunk(np.zeros(0, np.float32), last=True))
-    out = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
-    if stream is not None:  # librosa's length rule (see resample)
-        size = int(np.ceil(read * (float(out_rate) / rate)))
-        out = np.pad(out, (0, size - len(out))) if len(out) < size else out[:size]
-    return np.ascontiguousarray(out, dtype=np.float32)
+        mono = data.mean(axis=1) if channels > 1 else data[:, 0]
+        put(mono if stream is None else stream.resample_chunk(mono, last=False))
+    if stream is None:
+        return out[:n]
+    put(stream.resample_chunk(np.zeros(0, np.float32), last=True))
+    size = int(np.ceil(read * (float(out_rate) / rate)))  # librosa's length rule (see resample)
+    put(np.zeros(max(0, size - n), np.float32))
+    return out[:size]
 
 
 def _length(seconds: float) -> str:

@@ -414,11 +414,10 @@ class VoiceLibrary:
         Raises VoxDeskError with a plain message for unreadable, empty or too long files; nothing is
         written to the library in that case.
         """
-        from app.audio.io import audio_info, read_audio
+        from app.audio.io import read_audio
 
         path = Path(path)
-        rate = min(audio_info(path).sample_rate, STORE_MAX_RATE)
-        samples, rate = read_audio(path, rate, max_seconds=max_seconds)
+        samples, rate = read_audio(path, max_seconds=max_seconds, max_rate=STORE_MAX_RATE)
         return self._add(samples, rate, name or path.stem, transcript, path.name, max_seconds)
 
     def create_from_samples(
