@@ -165,9 +165,8 @@ def read_audio(
         raise _unreadable(label) from None
     if len(samples) == 0:
         raise VoxDeskError(f"{label} contains no audio. Choose a recording with speech in it.")
-    if not np.all(np.isfinite(samples)):
-        raise VoxDeskError(f"{label} contains invalid samples. Export it again from your audio editor.")
-    if reject_silence and float(np.max(np.abs(samples))) < SILENCE_PEAK:
+    # max and -min rather than abs(): no second copy of the result
+    if reject_silence and max(float(samples.max()), -float(samples.min())) < SILENCE_PEAK:
         raise VoxDeskError(f"{label} is silent. Choose a recording in which someone speaks.")
     return samples, out_rate
 
@@ -245,6 +244,8 @@ def _stream(f: sf.SoundFile, label: str, out_rate: int, limit: int, max_seconds:
                 f"{label} is longer than its header says, or too large to read. Use a shorter clip."
             )
         mono = data.mean(axis=1) if channels > 1 else data[:, 0]
+        if not np.isfinite(mono).all():
+            raise VoxDeskError(f"{label} contains invalid samples. Export it again from your audio editor.")
         put(mono if stream is None else stream.resample_chunk(mono, last=False))
     if stream is None:
         return out[:n]
