@@ -18,6 +18,9 @@ from app import project as projects
 from app.text.pronunciation import Rule
 from app.voices.library import META, VoiceLibrary
 
+posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs, /dev/zero, plain links: POSIX")
+
+
 
 def two_voices(tmp_path: Path) -> tuple[VoiceLibrary, str, str]:
     library = VoiceLibrary(paths.voices_dir())
@@ -194,6 +197,7 @@ def test_a_recording_claiming_2_36_frames_sets_its_voice_aside(qtbot, home, tmp_
     assert len(list(library.root.glob(f"{anna}.damaged-*"))) == 1
 
 
+@posix_only
 def test_voice_json_linked_to_dev_zero_is_set_aside(qtbot, home, tmp_path):  # noqa: F811
     library, anna, _bob = two_voices(tmp_path)
     meta = poison_meta_link(library, anna)
@@ -213,6 +217,7 @@ def test_autosave_with_a_lone_surrogate_is_set_aside(qtbot, home):  # noqa: F811
     window.close()  # saving again works
 
 
+@posix_only
 def test_a_voice_folder_linking_out_of_the_library_is_set_aside(qtbot, home, tmp_path):  # noqa: F811
     library, anna, _bob = two_voices(tmp_path)
     outside = tmp_path / "outside"
@@ -225,6 +230,7 @@ def test_a_voice_folder_linking_out_of_the_library_is_set_aside(qtbot, home, tmp
     assert sorted(p.name for p in outside.rglob("*")) == before  # nothing written through the link
 
 
+@posix_only
 def test_every_new_poison_at_once_gives_one_message(qtbot, home, tmp_path):  # noqa: F811
     library = VoiceLibrary(paths.voices_dir())
     names = (("Anna", 220), ("Bob", 330), ("Cleo", 440), ("Dan", 550))

@@ -19,6 +19,9 @@ from app.errors import VoxDeskError
 from app.voices import latents
 from app.voices.library import AUDIO, META, STORE_MAX_RATE, VoiceLibrary, clean_name
 
+posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs, /dev/zero, plain links: POSIX")
+
+
 
 def tone(seconds: float = 1.0, rate: int = 16000) -> np.ndarray:
     t = np.arange(int(seconds * rate)) / rate
@@ -86,6 +89,7 @@ def test_names_read_back_are_cleaned(lib) -> None:
 # --- files read back -----------------------------------------------------------------------
 
 
+@posix_only
 def test_voice_json_linked_to_dev_zero_is_set_aside_and_the_voice_rebuilt(lib) -> None:
     voice = lib.create_from_samples(tone(), 16000, "Anna")
     meta = lib.folder(voice) / META
@@ -99,6 +103,7 @@ def test_voice_json_linked_to_dev_zero_is_set_aside_and_the_voice_rebuilt(lib) -
     assert json.loads(meta.read_text())["id"] == voice.id
 
 
+@posix_only
 def test_voice_json_that_is_a_fifo_or_too_large_is_never_read_whole(lib, tmp_path) -> None:
     voice = lib.create_from_samples(tone(), 16000, "Anna")
     meta = lib.folder(voice) / META
@@ -140,6 +145,7 @@ def test_a_recording_that_disagrees_with_its_metadata_is_rebuilt_from_it(lib) ->
     assert len(lib.audio(rebuilt)) == 32000
 
 
+@posix_only
 def test_a_voice_folder_linking_out_of_the_library_is_set_aside_not_followed(lib, tmp_path) -> None:
     outside = tmp_path / "elsewhere"
     real = lib.create_from_samples(tone(), 16000, "Anna")
@@ -156,6 +162,7 @@ def test_a_voice_folder_linking_out_of_the_library_is_set_aside_not_followed(lib
     assert sorted(p.name for p in outside.iterdir()) == before
 
 
+@posix_only
 def test_a_latent_cache_folder_that_is_a_link_is_neither_read_nor_written(lib, tmp_path) -> None:
     voice = lib.create_from_samples(tone(), 16000, "Anna")
     target = tmp_path / "target"
