@@ -292,8 +292,9 @@ class VoiceLibrary:
         shape = (info.channels, info.sample_rate, info.frames)
         if shape != (1, voice.sample_rate, voice.n_samples):
             raise ValueError(
-                f"{AUDIO} does not match {META}: it says {info.duration:,.1f} s of {info.channels} channel(s) "
-                f"at {info.sample_rate:,} Hz, not {voice.raw_duration:,.1f} s of mono at {voice.sample_rate:,} Hz"
+                f"{AUDIO} does not match {META}: it says {info.duration:,.1f} s of {info.channels} "
+                f"channel(s) at {info.sample_rate:,} Hz, not {voice.raw_duration:,.1f} s of mono "
+                f"at {voice.sample_rate:,} Hz"
             )
         self._checked[audio] = (key, voice.sample_rate, voice.n_samples)
 
