@@ -206,3 +206,19 @@ def test_a_read_only_data_folder_is_one_plain_line(tmp_path, monkeypatch) -> Non
         assert str(data) in message and "VOXDESK_HOME" in message
     finally:
         undo_read_only(data)
+
+
+def test_serve_with_a_read_only_data_folder_says_so_in_one_line(tmp_path, monkeypatch, capsys) -> None:
+    from app.cli import main
+
+    monkeypatch.setenv("VOXDESK_HOME", str(tmp_path / "home"))
+    data = paths.data_dir()
+    if not make_read_only(data):
+        pytest.skip("this machine cannot make a folder read-only")
+    try:
+        code = main(["serve", "--model", str(tmp_path / "no-model")])
+    finally:
+        undo_read_only(data)
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1
+    assert "cannot write to its folder" in err and "internal error" not in err and "loading" not in err
