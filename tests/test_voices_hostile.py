@@ -70,6 +70,12 @@ def test_a_name_of_only_invisible_characters_is_refused(lib, invisible) -> None:
     assert lib.list() == []
 
 
+def test_a_file_named_with_only_invisible_characters_imports_under_a_plain_name(lib, tmp_path) -> None:
+    src = tmp_path / "\u200b\u202e.wav"
+    sf.write(str(src), tone(), 16000)
+    assert lib.import_file(src).name == "Imported voice"
+
+
 def test_nfc_and_nfd_twins_are_one_name(lib) -> None:
     nfc, nfd = "Zo\u00eb", "Zoe\u0308"
     first = lib.create_from_samples(tone(), 16000, nfc)

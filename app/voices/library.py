@@ -419,7 +419,8 @@ class VoiceLibrary:
 
         path = Path(path)
         samples, rate = read_audio(path, max_seconds=max_seconds, max_rate=STORE_MAX_RATE)
-        return self._add(samples, rate, name or path.stem, transcript, path.name, max_seconds)
+        wanted = name or clean_name(path.stem) or "Imported voice"  # a file name may be all invisible
+        return self._add(samples, rate, wanted, transcript, path.name, max_seconds)
 
     def create_from_samples(
         self,
