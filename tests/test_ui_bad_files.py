@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from audio_bombs import claim_frames, small_flac
+from audio_bombs import claim_frames, flac_constant, small_flac, vorbis_wide
 from read_only import make_read_only, undo_read_only
 from ui_fixtures import ScriptedDialogs, home, open_window, write_voice_file  # noqa: F401
 
@@ -263,3 +263,17 @@ def test_a_read_only_data_folder_is_one_plain_message(qtbot, home, monkeypatch):
             logging.getLogger().removeHandler(handler)
             handler.close()
     assert len(shown) == 1 and str(data) in shown[0] and "Traceback" not in shown[0]
+
+
+def test_importing_decode_bombs_in_the_window_is_one_plain_message(qtbot, home, tmp_path):  # noqa: F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, None, dialogs)
+    dialogs.errors.clear()
+    dialogs.files.append(flac_constant(tmp_path / "rate.flac", 655_000, 8, 59.9))
+    dialogs.files.append(vorbis_wide(tmp_path / "wide.ogg"))
+    window.voices.import_dialog()
+    window.voices.import_dialog()
+    assert len(dialogs.errors) == 2
+    assert "655,000 Hz" in dialogs.errors[0] and "255 channels" in dialogs.errors[1]
+    assert all("\n" not in e and "Traceback" not in e for e in dialogs.errors)
+    assert voice_names(window) == [] and list(paths.voices_dir().iterdir()) == []
