@@ -17,7 +17,8 @@ from read_only import make_read_only, undo_read_only
 from app import paths, quarantine, readback
 from app.errors import VoxDeskError
 from app.voices import latents
-from app.voices.library import AUDIO, META, STORE_MAX_RATE, VoiceLibrary, clean_name
+from app.voices.library import AUDIO, META, STORE_MAX_RATE, VoiceLibrary
+from app.voices.names import clean_name
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs, /dev/zero, plain links: POSIX")
 

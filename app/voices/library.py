@@ -25,7 +25,6 @@ import os
 import re
 import shutil
 import stat
-import unicodedata
 import uuid
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timezone
@@ -36,6 +35,7 @@ import numpy as np
 
 from app import atomic, quarantine, readback
 from app.errors import VoxDeskError
+from app.voices.names import check_name, clean_name
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,6 @@ META = "voice.json"
 AUDIO = "audio.flac"
 MAX_SECONDS = 60.0
 MIN_SECONDS = 0.5
-MAX_NAME = 64
 NORMALISE_PEAK_DBFS = -1.0
 # Bounds on what voice.json may hold (anything outside is a damaged file, never an allocation).
 MIN_RATE, MAX_RATE = 1000, 384_000
@@ -51,8 +50,6 @@ MIN_RATE, MAX_RATE = 1000, 384_000
 # 24 kHz, and a 384 kHz file would otherwise be kept (and read back) at eight times the size.
 STORE_MAX_RATE = 48_000
 MAX_META_BYTES = 256 * 2**10  # voice.json is about 1 KB; a 64-character name and a long transcript fit
-# Characters a name never shows: fillers that render as blank (Hangul fillers, braille blank).
-_BLANK = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 MAX_STORED_SECONDS = 3600.0
 MAX_GAIN_DB = 240.0  # loudness normalising a very quiet recording, or a deliberate mute (-200 dB), stay valid
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -112,7 +109,7 @@ class Voice:
         if not is_safe_id(values["id"]):
             raise ValueError(f"id {values['id'][:40]!r} is not a voice id")
         try:
-            values["name"] = _check_name(values["name"])
+            values["name"] = check_name(values["name"])
         except VoxDeskError as err:
             raise ValueError(f"name: {err}") from None
         values["sample_rate"] = _bounded_int(values, "sample_rate", MIN_RATE, MAX_RATE)
@@ -163,34 +160,6 @@ def _seconds(value: float) -> str:
 
 def _hash_samples(samples: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(samples, dtype=np.float32).tobytes()).hexdigest()
-
-
-def clean_name(name: str) -> str:
-    """A name as the library keeps it: NFC (so a name typed as decomposed letters is the same
-    name), control and invisible characters (NUL, bidirectional overrides, zero-width spaces)
-    removed, runs of white space made one space."""
-    name = unicodedata.normalize("NFC", name)
-    kept = "".join(
-        " " if unicodedata.category(c) in ("Zl", "Zp") else c
-        for c in name
-        if unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Co", "Cn") and c not in _BLANK
-        or c in "\t\n\r"
-    )
-    return " ".join(kept.split())
-
-
-def _check_name(name: str) -> str:
-    cleaned = clean_name(name)
-    if not cleaned:
-        if name.strip():
-            raise VoxDeskError("That voice name has only invisible characters. Type a name with letters.")
-        raise VoxDeskError("A voice needs a name. Type one and try again.")
-    name = cleaned
-    if len(name) > MAX_NAME:
-        raise VoxDeskError(f"That voice name is too long. Use at most {MAX_NAME} characters.")
-    if "[" in name or "]" in name:
-        raise VoxDeskError("A voice name cannot contain [ or ], because scripts use [Name] to pick voices.")
-    return name
 
 
 class VoiceLibrary:
@@ -324,7 +293,7 @@ class VoiceLibrary:
         old = old if isinstance(old, dict) else {}
         taken = {v.name.casefold() for v in others}
         try:
-            name = _check_name(old["name"]) if isinstance(old.get("name"), str) else ""
+            name = check_name(old["name"]) if isinstance(old.get("name"), str) else ""
         except VoxDeskError:
             name = ""
         base = name or f"Recovered voice {folder.name[:6]}"
@@ -395,7 +364,7 @@ class VoiceLibrary:
 
     def unique_name(self, wanted: str, exclude_id: str | None = None) -> str:
         """``wanted``, or ``wanted (2)``, ``(3)``… if a voice already has that name."""
-        base = _check_name(wanted)
+        base = check_name(wanted)
         taken = {v.name.casefold() for v in self.list() if v.id != exclude_id}
         name, n = base, 2
         while name.casefold() in taken:
@@ -495,7 +464,7 @@ class VoiceLibrary:
 
     def rename(self, voice: Voice, new_name: str) -> Voice:
         """Rename; VoxDeskError if another voice already has that name."""
-        name = _check_name(new_name)
+        name = check_name(new_name)
         if any(v.name.casefold() == name.casefold() and v.id != voice.id for v in self.list()):
             raise VoxDeskError(f"A voice named “{name}” already exists. Choose another name.")
         return self._save(replace(self.get(voice.id), name=name))
