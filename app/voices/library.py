@@ -46,8 +46,8 @@ MIN_SECONDS = 0.5
 NORMALISE_PEAK_DBFS = -1.0
 # Bounds on what voice.json may hold (anything outside is a damaged file, never an allocation).
 MIN_RATE, MAX_RATE = 1000, 384_000
-# Imports and recordings are stored at their own rate up to this: the models encode at 16 kHz or
-# 24 kHz, and a 384 kHz file would otherwise be kept (and read back) at eight times the size.
+# Imports and recordings are stored at their own rate up to this: the models encode prompts at
+# 16–44.1 kHz, and a 384 kHz file would otherwise be kept (and read back) at eight times the size.
 STORE_MAX_RATE = 48_000
 MAX_META_BYTES = 256 * 2**10  # voice.json is about 1 KB; a 64-character name and a long transcript fit
 MAX_STORED_SECONDS = 3600.0
