@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from app import atomic, quarantine, takes
+from app import atomic, quarantine, readback, takes
 from app.errors import VoxDeskError
 from app.takes import Made
 from app.text.pronunciation import PronunciationList, compile_rule
@@ -38,6 +38,7 @@ STATUSES = ("queued", "generating", "done", "failed")
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _KEY = re.compile(r"[0-9a-f]{12}-[0-9]{1,6}")
 MAX_TEXT = 10_000_000  # characters; a bigger "script" is a damaged file, not a script
+MAX_FILE_BYTES = 128 * 2**20  # a full-length script (even written as escapes) and its results
 
 log = logging.getLogger(__name__)
 
@@ -388,15 +389,18 @@ class Project:
     def load(cls, path: str | Path) -> Project:
         """Open a saved project (or an autosave)."""
         path = Path(path)
+        in_autosaves = path.resolve().parent == autosave_dir().resolve()
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            # Bounded, regular files only; a link is followed only for a file the user picked.
+            data = readback.read_json(path if in_autosaves else path.resolve(), MAX_FILE_BYTES)
         except FileNotFoundError:
             raise VoxDeskError(f"{path.name} does not exist. Pick another project file.") from None
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+        except (OSError, ValueError, RecursionError, MemoryError) as exc:
+            plain = (OSError, UnicodeError, json.JSONDecodeError, RecursionError, MemoryError)
+            why = "" if isinstance(exc, plain) else f" ({exc})"
             raise VoxDeskError(
-                f"{path.name} could not be read: it is damaged. Open its .bak copy if there is one."
+                f"{path.name} could not be read{why}: it is damaged. Open its .bak copy if there is one."
             ) from None
-        in_autosaves = path.resolve().parent == autosave_dir().resolve()
         saved = _saved_path(data) if in_autosaves else path
         project = cls.from_dict(data, saved.parent if saved is not None else None)
         if in_autosaves and _ID.fullmatch(path.stem):

@@ -1,10 +1,12 @@
 """``voxdesk transcribe FILE [--language …] [--model DIR]`` on the tiny recognizer."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import soundfile as sf
 import soxr
 from tiny_asr import tone_words, write_tiny_sensevoice
@@ -60,3 +62,16 @@ def test_transcribe_from_the_command_line(tiny_asr, tmp_path):
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert (done.returncode, done.stdout) == (0, "yes no\n"), done.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="FIFOs and /dev/zero are POSIX")
+def test_transcribe_names_devices_and_fifos_and_never_reads_them(tiny_asr, tmp_path, capsys):
+    fifo = tmp_path / "pipe.wav"
+    os.mkfifo(fifo)  # opening it for reading would wait for a writer forever
+    code, out, err = _run(["transcribe", str(fifo), "--model", str(tiny_asr)], capsys)
+    assert (code, out) == (1, "") and "is a named pipe (FIFO), not an audio file" in err
+    code, out, err = _run(["transcribe", "/dev/zero", "--model", str(tiny_asr)], capsys)
+    assert (code, out) == (1, "") and "/dev/zero is a device, not an audio file" in err
+    assert err.count("\n") == 1 and "folder" not in err
+    code, _, err = _run(["transcribe", str(tmp_path), "--model", str(tiny_asr)], capsys)
+    assert code == 1 and "is a folder" in err

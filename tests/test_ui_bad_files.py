@@ -9,12 +9,17 @@ import time
 from pathlib import Path
 
 import pytest
+from audio_bombs import claim_frames, flac_constant, small_flac, vorbis_wide
+from read_only import make_read_only, undo_read_only
 from ui_fixtures import ScriptedDialogs, home, open_window, write_voice_file  # noqa: F401
 
 from app import paths
 from app import project as projects
 from app.text.pronunciation import Rule
 from app.voices.library import META, VoiceLibrary
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs, /dev/zero, plain links: POSIX")
+
 
 
 def two_voices(tmp_path: Path) -> tuple[VoiceLibrary, str, str]:
@@ -150,3 +155,125 @@ def test_every_bad_file_at_once_gives_one_message(qtbot, home, tmp_path):  # noq
     window, dialogs = start(qtbot)
     assert len(dialogs.errors) == 1 and "these 4 files" in dialogs.errors[0]
     assert len(voice_names(window)) == 2
+
+
+# --- issue 23: files that stopped the window, and a data folder it cannot write ---------------
+
+
+def poison_recording(library: VoiceLibrary, voice_id: str) -> Path:
+    """The voice's audio.flac becomes a few hundred bytes that claim 2^36 frames (2 TiB decoded)."""
+    audio = library.folder(voice_id) / "audio.flac"
+    claim_frames(small_flac(audio), 2**36 - 1)
+    return audio
+
+
+def poison_meta_link(library: VoiceLibrary, voice_id: str) -> Path:
+    meta = library.folder(voice_id) / META
+    meta.unlink()
+    meta.symlink_to("/dev/zero")
+    return meta
+
+
+def poison_autosave() -> Path:
+    path = write_autosave(projects.Project(text="x"))
+    path.write_text('{"format": "voxdesk-project", "text": "Hello \\ud800 there."}')
+    return path
+
+
+def poison_folder_link(library: VoiceLibrary, voice_id: str, outside: Path) -> Path:
+    folder = library.folder(voice_id)
+    os.rename(folder, outside)
+    folder.symlink_to(outside, target_is_directory=True)
+    return folder
+
+
+def test_a_recording_claiming_2_36_frames_sets_its_voice_aside(qtbot, home, tmp_path):  # noqa: F811
+    library, anna, _bob = two_voices(tmp_path)
+    audio = poison_recording(library, anna)
+    assert audio.stat().st_size < 1000
+    window, dialogs = start(qtbot)
+    assert str(library.folder(anna)) in dialogs.errors[-1]
+    assert voice_names(window) == ["Bob"]
+    assert len(list(library.root.glob(f"{anna}.damaged-*"))) == 1
+
+
+@posix_only
+def test_voice_json_linked_to_dev_zero_is_set_aside(qtbot, home, tmp_path):  # noqa: F811
+    library, anna, _bob = two_voices(tmp_path)
+    meta = poison_meta_link(library, anna)
+    window, dialogs = start(qtbot)
+    assert str(meta) in dialogs.errors[-1] and "link" in dialogs.errors[-1]
+    assert len(voice_names(window)) == 2  # rebuilt from its recording
+    assert next(meta.parent.glob(f"{META}.damaged-*")).is_symlink()
+
+
+def test_autosave_with_a_lone_surrogate_is_set_aside(qtbot, home):  # noqa: F811
+    older = write_autosave(projects.Project(text="The older script."), age=60)
+    bad = poison_autosave()
+    window, dialogs = start(qtbot)
+    assert str(bad) in dialogs.errors[-1] and "surrogate" in dialogs.errors[-1]
+    assert window.script.text() == "The older script."
+    assert projects.autosaves() == [older]
+    window.close()  # saving again works
+
+
+@posix_only
+def test_a_voice_folder_linking_out_of_the_library_is_set_aside(qtbot, home, tmp_path):  # noqa: F811
+    library, anna, _bob = two_voices(tmp_path)
+    outside = tmp_path / "outside"
+    link = poison_folder_link(library, anna, outside)
+    before = sorted(p.name for p in outside.rglob("*"))
+    window, dialogs = start(qtbot)
+    assert str(link) in dialogs.errors[-1]
+    assert voice_names(window) == ["Bob"]
+    window.close()
+    assert sorted(p.name for p in outside.rglob("*")) == before  # nothing written through the link
+
+
+@posix_only
+def test_every_new_poison_at_once_gives_one_message(qtbot, home, tmp_path):  # noqa: F811
+    library = VoiceLibrary(paths.voices_dir())
+    names = (("Anna", 220), ("Bob", 330), ("Cleo", 440), ("Dan", 550))
+    ids = [library.import_file(write_voice_file(tmp_path / f"{n}.wav", f)).id for n, f in names]
+    poison_recording(library, ids[0])
+    poison_meta_link(library, ids[1])
+    poison_folder_link(library, ids[2], tmp_path / "outside")
+    poison_autosave()
+    window, dialogs = start(qtbot)
+    assert len(dialogs.errors) == 1 and "these 4 files" in dialogs.errors[0]
+    assert "Dan" in voice_names(window) and len(voice_names(window)) == 2
+
+
+def test_a_read_only_data_folder_is_one_plain_message(qtbot, home, monkeypatch):  # noqa: F811
+    import logging
+
+    import ui.main
+
+    data = paths.data_dir()
+    if not make_read_only(data):
+        pytest.skip("this machine cannot make a folder read-only")
+    shown: list[str] = []
+    monkeypatch.setattr(ui.main.QMessageBox, "critical", lambda _parent, _title, text: shown.append(text))
+    handlers = list(logging.getLogger().handlers)
+    try:
+        assert ui.main.run([]) == 1
+    finally:
+        undo_read_only(data)
+        for handler in set(logging.getLogger().handlers) - set(handlers):
+            logging.getLogger().removeHandler(handler)
+            handler.close()
+    assert len(shown) == 1 and str(data) in shown[0] and "Traceback" not in shown[0]
+
+
+def test_importing_decode_bombs_in_the_window_is_one_plain_message(qtbot, home, tmp_path):  # noqa: F811
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, None, dialogs)
+    dialogs.errors.clear()
+    dialogs.files.append(flac_constant(tmp_path / "rate.flac", 655_000, 8, 59.9))
+    dialogs.files.append(vorbis_wide(tmp_path / "wide.ogg"))
+    window.voices.import_dialog()
+    window.voices.import_dialog()
+    assert len(dialogs.errors) == 2
+    assert "655,000 Hz" in dialogs.errors[0] and "255 channels" in dialogs.errors[1]
+    assert all("\n" not in e and "Traceback" not in e for e in dialogs.errors)
+    assert voice_names(window) == [] and list(paths.voices_dir().iterdir()) == []

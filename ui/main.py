@@ -9,6 +9,8 @@ import sys
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QMessageBox, QSplashScreen
 
+from app.errors import VoxDeskError
+from app.paths import check_writable
 from ui.errors import install_excepthook, setup_logging
 from ui.i18n import install_translators
 from ui.paths import app_icon
@@ -76,6 +78,12 @@ def run(argv: list[str] | None = None) -> int:
     apply_theme(app, settings.theme)
     install_translators(app, settings.language)  # parented to the app: they live as long as it
 
+    try:
+        check_writable()  # a read-only data folder: one plain message, not a traceback
+    except VoxDeskError as err:
+        log.error("Not starting: %s", err)
+        QMessageBox.critical(None, "VoxDesk", str(err))
+        return 1
     relay = _ErrorRelay(app)  # lives on the GUI thread: errors from any thread are shown there
     install_excepthook(relay.message.emit)
     preload_torch(app)

@@ -62,10 +62,10 @@ class SegmentAudio:
 
 
 def read_wav(path: Path) -> np.ndarray:
-    import soundfile
+    """A finished segment's samples, read with the bounds of every audio file read back."""
+    from app.audio.io import read_audio
 
-    data, _rate = soundfile.read(str(path), dtype="float32", always_2d=False)
-    return np.asarray(data, np.float32)
+    return read_audio(path, reject_silence=False)[0]
 
 
 Builder = Callable[[SegmentJob], tuple[str | None, Any, Callable[[Any], Any]]]

@@ -40,6 +40,7 @@ def _default_voice(library, name: str | None) -> str | None:
 def cmd_serve(args: argparse.Namespace) -> int:
     from app.engine import Engine
     from app.engine.host import EngineHost
+    from app.paths import check_writable
     from app.server.app import ServerConfig, ServerState
     from app.server.run import check_address, serve_forever
     from app.voices.library import VoiceLibrary
@@ -48,6 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     check_address(args.host, api_key)  # before the model is loaded: fail fast
     if args.max_pending < 1:
         raise VoxDeskError("--max-pending must be at least 1.")
+    check_writable([args.voices] if args.voices else None)  # a read-only data folder: one plain line
     library = VoiceLibrary(args.voices) if args.voices else VoiceLibrary()
     default_voice = _default_voice(library, args.default_voice)
     print(f"loading {args.model} …", file=sys.stderr, flush=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from app import atomic
+from app.errors import VoxDeskError
 from app.voices.library import Voice, VoiceLibrary
 
 ROLES = ("prompt", "reference")
@@ -28,7 +29,10 @@ def _file(library: VoiceLibrary, voice: Voice, model_id: str, role: str) -> Path
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id).strip("._") or "model"
-    return library.folder(voice) / "latents" / f"{safe}-{voice.content_hash}-{role}.npy"
+    folder = library.folder(voice) / "latents"
+    if folder.is_symlink():  # never written or read through a link out of the library
+        raise VoxDeskError(f"The latent cache {folder} is a link, which VoxDesk does not follow.")
+    return folder / f"{safe}-{voice.content_hash}-{role}.npy"
 
 
 def load(
@@ -41,7 +45,11 @@ def load(
     """Cached latents, or None when absent. An entry that cannot be used (unreadable, empty, not
     ``[n, P, D]`` — ``shape`` is ``(P, D)`` when the caller knows it — or not finite) is deleted
     with a line in the log and treated as absent, so the voice is simply encoded again."""
-    path = _file(library, voice, model_id, role)
+    try:
+        path = _file(library, voice, model_id, role)
+    except VoxDeskError as err:
+        log.warning("Not reading cached latents: %s", err)
+        return None
     try:
         if path.stat().st_size > MAX_BYTES:
             raise ValueError(f"{path.stat().st_size} bytes")

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
 import math
+import os
 import re
 import shutil
+import stat
 import uuid
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timezone
@@ -32,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from app import atomic, quarantine
+from app import atomic, quarantine, readback
 from app.errors import VoxDeskError
+from app.voices.names import check_name, clean_name
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +43,13 @@ META = "voice.json"
 AUDIO = "audio.flac"
 MAX_SECONDS = 60.0
 MIN_SECONDS = 0.5
-MAX_NAME = 64
 NORMALISE_PEAK_DBFS = -1.0
 # Bounds on what voice.json may hold (anything outside is a damaged file, never an allocation).
 MIN_RATE, MAX_RATE = 1000, 384_000
+# Imports and recordings are stored at their own rate up to this: the models encode prompts at
+# 16–44.1 kHz, and a 384 kHz file would otherwise be kept (and read back) at eight times the size.
+STORE_MAX_RATE = 48_000
+MAX_META_BYTES = 256 * 2**10  # voice.json is about 1 KB; a 64-character name and a long transcript fit
 MAX_STORED_SECONDS = 3600.0
 MAX_GAIN_DB = 240.0  # loudness normalising a very quiet recording, or a deliberate mute (-200 dB), stay valid
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -104,7 +109,7 @@ class Voice:
         if not is_safe_id(values["id"]):
             raise ValueError(f"id {values['id'][:40]!r} is not a voice id")
         try:
-            values["name"] = _check_name(values["name"])
+            values["name"] = check_name(values["name"])
         except VoxDeskError as err:
             raise ValueError(f"name: {err}") from None
         values["sample_rate"] = _bounded_int(values, "sample_rate", MIN_RATE, MAX_RATE)
@@ -157,17 +162,6 @@ def _hash_samples(samples: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(samples, dtype=np.float32).tobytes()).hexdigest()
 
 
-def _check_name(name: str) -> str:
-    name = " ".join(name.split())
-    if not name:
-        raise VoxDeskError("A voice needs a name. Type one and try again.")
-    if len(name) > MAX_NAME:
-        raise VoxDeskError(f"That voice name is too long. Use at most {MAX_NAME} characters.")
-    if "[" in name or "]" in name:
-        raise VoxDeskError("A voice name cannot contain [ or ], because scripts use [Name] to pick voices.")
-    return name
-
-
 class VoiceLibrary:
     """The voices in one folder. Not thread-safe: use it from one thread (the GUI's)."""
 
@@ -179,6 +173,7 @@ class VoiceLibrary:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.problems: list[str] = []  # from the last list(): voices that were rebuilt or set aside
+        self._checked: dict[Path, tuple[Any, int, int]] = {}  # recordings whose header was checked
         self.clean_leftovers()
 
     # --- reading -------------------------------------------------------------------------
@@ -188,7 +183,10 @@ class VoiceLibrary:
         voice_id = voice if isinstance(voice, str) else voice.id
         if not is_safe_id(voice_id):
             raise VoxDeskError("That voice no longer exists. Pick another voice.")
-        return self.root / voice_id
+        folder = self.root / voice_id
+        if folder.is_symlink():  # never read or write through a link out of the library
+            raise VoxDeskError(f"The voice folder {folder} is a link, which VoxDesk does not follow.")
+        return folder
 
     def clean_leftovers(self) -> None:
         """Remove what a killed import, delete or metadata write left behind (staging folders,
@@ -203,9 +201,17 @@ class VoiceLibrary:
             entries = sorted(self.root.iterdir())
         except OSError:
             return []
-        return [
-            p for p in entries if p.is_dir() and not p.name.startswith(".") and not quarantine.is_set_aside(p)
-        ]
+        folders = []
+        for p in entries:
+            if p.name.startswith(".") or quarantine.is_set_aside(p) or quarantine.is_leftover(p):
+                continue
+            if p.is_symlink():
+                if p.is_dir():  # a voice folder that links elsewhere: set aside, never followed
+                    notice = quarantine.set_aside(p, f"it is {readback.describe(stat.S_IFLNK)}")
+                    self.problems.append(quarantine.message([notice]))
+            elif p.is_dir():
+                folders.append(p)
+        return folders
 
     def list(self) -> list[Voice]:
         """All voices, sorted by name. A voice whose voice.json is damaged or missing is rebuilt from
@@ -215,14 +221,13 @@ class VoiceLibrary:
         self.problems = []
         for folder in self._voice_folders():
             meta, audio = folder / META, folder / AUDIO
-            if not meta.exists() and not audio.exists():
+            if not _present(meta) and not _present(audio):
                 continue  # not a voice folder (nothing of ours in it)
             try:
                 voice = Voice.from_dict(_read_json(meta))
                 if voice.id != folder.name:
                     raise ValueError(f"its id {voice.id!r} does not match the folder")
-                if not audio.is_file():
-                    raise ValueError(f"{AUDIO} is missing")
+                self._check_audio(voice, audio)
             except FileNotFoundError:
                 recovered = self._recover(folder, voices, f"{META} is missing")
             except (OSError, ValueError, TypeError, RecursionError) as exc:
@@ -234,6 +239,34 @@ class VoiceLibrary:
                 voices.append(recovered)
         return sorted(voices, key=lambda v: v.name.casefold())
 
+    def _check_audio(self, voice: Voice, audio: Path) -> None:
+        """ValueError unless ``audio`` is a regular file whose header agrees with ``voice``
+        (mono, its rate, its length): a recording is never decoded on the word of its header
+        alone (a 632-byte FLAC can claim 2^36 frames). Header reads are cached per file state."""
+        from app.audio.io import audio_info
+
+        try:
+            st = audio.lstat()
+        except FileNotFoundError:
+            raise ValueError(f"{AUDIO} is missing") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{AUDIO} is {readback.describe(st.st_mode)}")
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._checked.get(audio) == (key, voice.sample_rate, voice.n_samples):
+            return
+        try:
+            info = audio_info(audio)
+        except VoxDeskError as err:
+            raise ValueError(str(err)) from None
+        shape = (info.channels, info.sample_rate, info.frames)
+        if shape != (1, voice.sample_rate, voice.n_samples):
+            raise ValueError(
+                f"{AUDIO} does not match {META}: it says {info.duration:,.1f} s of {info.channels} "
+                f"channel(s) at {info.sample_rate:,} Hz, not {voice.raw_duration:,.1f} s of mono "
+                f"at {voice.sample_rate:,} Hz"
+            )
+        self._checked[audio] = (key, voice.sample_rate, voice.n_samples)
+
     def _recover(self, folder: Path, others: list[Voice], reason: str) -> Voice | None:
         """Rebuild voice.json from the recording (its name kept when readable), setting the bad
         metadata aside; without a readable recording the whole folder is set aside."""
@@ -241,10 +274,14 @@ class VoiceLibrary:
 
         meta, audio = folder / META, folder / AUDIO
         try:
+            if not _present(audio) or not stat.S_ISREG(audio.lstat().st_mode):
+                raise VoxDeskError(f"{AUDIO} is missing or is not a regular file")
             info = audio_info(audio)
             if not MIN_RATE <= info.sample_rate <= MAX_RATE or info.frames <= 0:
                 raise VoxDeskError("the recording has an unusable sample rate or length")
-            samples = load_audio(audio, info.sample_rate, reject_silence=False)
+            samples = load_audio(
+                audio, info.sample_rate, max_seconds=MAX_STORED_SECONDS, reject_silence=False
+            )
         except VoxDeskError as err:
             notice = quarantine.set_aside(folder, f"{reason}; the recording cannot be read either ({err})")
             self.problems.append(quarantine.message([notice]))
@@ -256,7 +293,7 @@ class VoiceLibrary:
         old = old if isinstance(old, dict) else {}
         taken = {v.name.casefold() for v in others}
         try:
-            name = _check_name(old["name"]) if isinstance(old.get("name"), str) else ""
+            name = check_name(old["name"]) if isinstance(old.get("name"), str) else ""
         except VoxDeskError:
             name = ""
         base = name or f"Recovered voice {folder.name[:6]}"
@@ -272,8 +309,8 @@ class VoiceLibrary:
             audio_sha256=_hash_samples(samples),
             **text,
         )
-        what = "damaged" if meta.exists() else "missing"
-        if meta.exists():
+        what = "damaged" if _present(meta) else "missing"
+        if _present(meta):
             quarantine.set_aside(meta, f"{reason}; the voice “{name}” was rebuilt from its recording")
         else:
             quarantine.note(meta, f"{reason}; the voice “{name}” was rebuilt from its recording")
@@ -298,7 +335,7 @@ class VoiceLibrary:
 
     def find(self, name: str) -> Voice | None:
         """The voice with this name (case-insensitive), as scripts' ``[Name]`` tags refer to it."""
-        key = " ".join(name.split()).casefold()
+        key = clean_name(name).casefold()
         return next((v for v in self.list() if v.name.casefold() == key), None)
 
     def audio(self, voice: Voice, sample_rate: int | None = None) -> np.ndarray:
@@ -307,7 +344,15 @@ class VoiceLibrary:
         from app.audio.io import load_audio
 
         rate = sample_rate or voice.sample_rate
-        samples = load_audio(self.folder(voice) / AUDIO, rate, reject_silence=False)
+        audio = self.folder(voice) / AUDIO
+        try:
+            self._check_audio(voice, audio)
+        except ValueError as exc:
+            raise VoxDeskError(
+                f"The recording of “{voice.name}” is damaged ({exc}). "
+                "Delete the voice and import the audio again."
+            ) from None
+        samples = load_audio(audio, rate, max_seconds=MAX_STORED_SECONDS, reject_silence=False)
         start = int(round(voice.trim_start * rate))
         end = None if voice.trim_end is None else int(round(voice.trim_end * rate))
         samples = samples[start:end]
@@ -319,7 +364,7 @@ class VoiceLibrary:
 
     def unique_name(self, wanted: str, exclude_id: str | None = None) -> str:
         """``wanted``, or ``wanted (2)``, ``(3)``… if a voice already has that name."""
-        base = _check_name(wanted)
+        base = check_name(wanted)
         taken = {v.name.casefold() for v in self.list() if v.id != exclude_id}
         name, n = base, 2
         while name.casefold() in taken:
@@ -339,12 +384,12 @@ class VoiceLibrary:
         Raises VoxDeskError with a plain message for unreadable, empty or too long files; nothing is
         written to the library in that case.
         """
-        from app.audio.io import audio_info, load_audio
+        from app.audio.io import read_audio
 
         path = Path(path)
-        rate = audio_info(path).sample_rate
-        samples = load_audio(path, rate, max_seconds=max_seconds)
-        return self._add(samples, rate, name or path.stem, transcript, path.name, max_seconds)
+        samples, rate = read_audio(path, max_seconds=max_seconds, max_rate=STORE_MAX_RATE)
+        wanted = name or clean_name(path.stem) or "Imported voice"  # a file name may be all invisible
+        return self._add(samples, rate, wanted, transcript, path.name, max_seconds)
 
     def create_from_samples(
         self,
@@ -364,10 +409,18 @@ class VoiceLibrary:
     ) -> Voice:
         if samples.ndim != 1:
             raise VoxDeskError("VoxDesk expected mono audio for a voice. Record or import one channel.")
+        if not MIN_RATE <= rate <= MAX_RATE:
+            raise VoxDeskError(
+                f"That audio's sample rate ({rate:,} Hz) is outside {MIN_RATE:,}–{MAX_RATE:,} Hz. "
+                "Convert it to 48 kHz and try again."
+            )
         seconds = len(samples) / rate
         if seconds > max_seconds:
             raise _too_long(seconds, max_seconds)
-        from app.audio.io import SILENCE_PEAK, write_audio
+        from app.audio.io import SILENCE_PEAK, resample, write_audio
+
+        if rate > STORE_MAX_RATE:
+            samples, rate = resample(samples, rate, STORE_MAX_RATE).astype(np.float32), STORE_MAX_RATE
 
         if len(samples) == 0:
             raise VoxDeskError("That audio is empty. Use a recording of a few seconds of speech.")
@@ -411,7 +464,7 @@ class VoiceLibrary:
 
     def rename(self, voice: Voice, new_name: str) -> Voice:
         """Rename; VoxDeskError if another voice already has that name."""
-        name = _check_name(new_name)
+        name = check_name(new_name)
         if any(v.name.casefold() == name.casefold() and v.id != voice.id for v in self.list()):
             raise VoxDeskError(f"A voice named “{name}” already exists. Choose another name.")
         return self._save(replace(self.get(voice.id), name=name))
@@ -474,7 +527,13 @@ class VoiceLibrary:
 
 
 def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+    """voice.json, bounded: a link, pipe, device or oversized file is a ValueError."""
+    return readback.read_json(path, MAX_META_BYTES)
+
+
+def _present(path: Path) -> bool:
+    """True when anything (a file, a folder, a link, even a broken one) is at ``path``."""
+    return os.path.lexists(path)
 
 
 def _too_long(seconds: float, limit: float) -> VoxDeskError:
