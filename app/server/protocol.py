@@ -85,6 +85,11 @@ def _bad(message: str, param: str, code: str = "invalid_value") -> ApiError:
     return ApiError(400, message, param=param, code=code)
 
 
+def _shown(name: str) -> str:
+    text = ascii(name)[1:-1]
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
 def _int(body: dict, name: str, lo: int, hi: int, default: int | None) -> int | None:
     value = body.get(name, default)
     if value is None:
@@ -142,6 +147,12 @@ def decode_audio_bytes(data: bytes, param: str) -> tuple[np.ndarray, int]:
 _DATA_URI = re.compile(r"^data:[\w.+-]+/[\w.+-]+(;[\w.+-]+=[\w.+-]+)*;base64,", re.ASCII)
 
 
+_URL = re.compile(r"^([A-Za-z][\w+.-]*://|file:)")  # (":" is not a base64 digit)
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+_NOT_A_PATH = ("'ref_audio' must carry the audio itself (base64 or a data: URI); URLs and file paths "
+               "are not accepted.")  # fmt: skip
+
+
 def decode_ref_audio(value: Any) -> tuple[np.ndarray, int]:
     """``ref_audio`` as base64 or a ``data:`` URI (never a URL or a file path)."""
     if not isinstance(value, str) or not value:
@@ -151,17 +162,17 @@ def decode_ref_audio(value: Any) -> tuple[np.ndarray, int]:
         if match is None:
             raise _bad("'ref_audio' is a data: URI without base64 audio in it.", "ref_audio")
         value = value[match.end() :]
-    elif "://" in value or value.startswith(("/", "file:", ".")):
-        raise _bad(
-            "'ref_audio' must carry the audio itself (base64 or a data: URI); URLs and file paths are "
-            "not accepted.",
-            "ref_audio",
-        )
+    elif _URL.match(value):
+        raise _bad(_NOT_A_PATH, "ref_audio")
     if len(value) > MAX_REF_AUDIO_BYTES * 4 // 3 + 4:
         raise ApiError(413, "'ref_audio' is larger than 10 MB.", param="ref_audio", code="too_large")
     try:
         data = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
+        # "/" is a base64 digit (every MP3 without an ID3 tag starts "//"): a value is taken for
+        # a file path only once it is not base64
+        if value.startswith(("/", ".", "~", "\\")) or _DRIVE.match(value):
+            raise _bad(_NOT_A_PATH, "ref_audio") from None
         raise _bad("'ref_audio' is not valid base64.", "ref_audio") from None
     return decode_audio_bytes(data, "ref_audio")
 
@@ -171,8 +182,9 @@ def parse_speech(body: Any) -> SpeechParams:
     if not isinstance(body, dict):
         raise ApiError(400, "The request body must be a JSON object.", code="invalid_json")
     unknown = sorted(set(body) - _FIELDS)
-    if unknown:
-        raise _bad(f"Unknown field(s): {', '.join(unknown)}.", unknown[0], "unknown_parameter")
+    if unknown:  # (quoted, shortened: a name may be megabytes long or hold unprintable characters)
+        names = [_shown(name) for name in unknown[:5]] + (["…"] if len(unknown) > 5 else [])
+        raise _bad(f"Unknown field(s): {', '.join(names)}.", _shown(unknown[0]), "unknown_parameter")
     text = _text(body, "input", MAX_INPUT_CHARS, required=True) or ""
     if not text.strip():
         raise _bad("'input' is empty: send the text to speak.", "input")
