@@ -73,7 +73,7 @@ class ServerConfig:
     limits: ConnectionLimits = field(default_factory=ConnectionLimits)  # idle connections
     max_requests: int = 256  # requests open at once (reading, decoding, queued, speaking) before 503
     body_timeout_s: float = 10.0  # the longest pause while a request body arrives before 408
-    max_work: int = field(default_factory=lambda: max(1, min(4, os.cpu_count() or 1)))  # see _work
+    max_decodes: int = field(default_factory=lambda: max(1, min(4, (os.cpu_count() or 1) // 2)))
     normalize_timeout_s: float = 60.0  # reading numbers as words, in the normalizer's child
 
 
@@ -90,21 +90,28 @@ class ServerState:
     open_requests: int = 0  # requests past the Guard (all but /health)
     errors: dict[int, int] = field(default_factory=dict)
     stopping: asyncio.Event | None = None  # set when the server starts to stop (app/server/run.py)
-    work_slots: asyncio.Semaphore | None = None  # see _work
+    decode_slots: asyncio.Semaphore | None = None  # see _decode
 
     def attach(self, host: EngineHost | None, model: ServedModel | None) -> None:
         self.host, self.model = host, model
 
 
 # ---- plumbing -------------------------------------------------------------------------------
-async def _work(state: ServerState, fn: Callable[..., T], *args: Any) -> T:
-    """``fn(*args)`` on a worker thread, at most ``config.max_work`` at once: the CPU-heavy part
-    of a request (parsing a 16 MB body, decoding and resampling audio, reading a voice) never
-    runs on the event loop, so ``/health`` and every other client stay answered meanwhile."""
-    if state.work_slots is None:
-        state.work_slots = asyncio.Semaphore(state.config.max_work)
-    async with state.work_slots:
-        return await asyncio.to_thread(fn, *args)
+async def _work(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` on a worker thread: the CPU-heavy part of a request (parsing a 16 MB body,
+    resampling, reading a library voice, encoding the answer) never runs on the event loop, so
+    ``/health`` and every other client stay answered meanwhile."""
+    return await asyncio.to_thread(fn, *args)
+
+
+async def _decode(state: ServerState, data: bytes, param: str) -> tuple[np.ndarray, int]:
+    """An audio file sent by a client, decoded on a worker, at most ``config.max_decodes`` at
+    once: what a compressed file costs to decode is not known from its size, so a few clients
+    sending such files hold a few workers, never the event loop or every core."""
+    if state.decode_slots is None:
+        state.decode_slots = asyncio.Semaphore(state.config.max_decodes)
+    async with state.decode_slots:
+        return await asyncio.to_thread(decode_audio_bytes, data, param)
 
 
 def _state(request: Request) -> ServerState:
@@ -201,13 +208,12 @@ async def upload_voice(request: Request) -> JSONResponse:
         raise ApiError(400, f"The upload could not be read as multipart form data ({exc}).") from None
     if len(data) > MAX_UPLOAD_BYTES:
         raise ApiError(413, "The recording is larger than 10 MB: send a shorter clip.", code="too_large")
-    voice = await _work(state, _create_voice, state, data, name, ref_text)
+    samples, rate = await _decode(state, data, "audio_sample")
+    voice = await _work(_create_voice, state, samples, rate, name, ref_text)
     return JSONResponse(_voice_json(voice), status_code=201)
 
 
-def _create_voice(state: ServerState, data: bytes, name: str, ref_text: str):
-    """Decode an uploaded recording and add it to the library (on a worker: see :func:`_work`)."""
-    samples, rate = decode_audio_bytes(data, "audio_sample")
+def _create_voice(state: ServerState, samples: np.ndarray, rate: int, name: str, ref_text: str):
     try:
         return state.library.create_from_samples(samples, rate, name, ref_text)
     except VoxDeskError as exc:
@@ -290,16 +296,17 @@ async def health(request: Request) -> JSONResponse:
 
 
 # ---- speech ---------------------------------------------------------------------------------
-def _voice_prompt(state: ServerState, model: ServedModel, p: SpeechParams, loop):
-    """The request's VoicePrompt and a callback that stores newly encoded library latents."""
+def _voice_prompt(state: ServerState, model: ServedModel, p: SpeechParams, ref, loop):
+    """The request's VoicePrompt and a callback that stores newly encoded library latents
+    (``ref``: the decoded ``ref_audio``, samples and rate, if sent)."""
     from app.audio.io import resample
     from app.models.voxcpm.prompt import VoicePrompt
     from app.voices import latents
     from app.voices.cloning import to_voice_prompt
 
     v2 = model.architecture == "voxcpm2"
-    if p.ref_audio is not None:
-        samples, rate = p.ref_audio
+    if ref is not None:
+        samples, rate = ref
         audio = resample(samples, rate, model.encoder_rate)
         if p.ref_text.strip():
             return VoicePrompt(prompt_audio=audio, prompt_text=p.ref_text), None
@@ -349,7 +356,7 @@ async def _spoken_text(state: ServerState, p: SpeechParams) -> str:
     limit = state.config.normalize_timeout_s
     try:
         return await asyncio.wait_for(asyncio.wrap_future(normalize.background.submit(text)), limit)
-    except TimeoutError:
+    except asyncio.TimeoutError:  # noqa: UP041 - (Python 3.10's own class)
         raise ApiError(503, f"Reading numbers as words took longer than {limit:g} s: send the text in "
                        "shorter pieces, or without 'normalize'.", param="normalize",
                        code="normalize_timeout") from None  # fmt: skip
@@ -361,9 +368,9 @@ async def _spoken_text(state: ServerState, p: SpeechParams) -> str:
                        "'normalize'.", param="normalize", code="normalize_failed") from None  # fmt: skip
 
 
-def _synth_request(state: ServerState, model: ServedModel, p: SpeechParams, text: str, loop):
+def _synth_request(state: ServerState, model: ServedModel, p: SpeechParams, text: str, ref, loop):
     """The engine request (the voice read and resampled here: on a worker, see :func:`_work`)."""
-    prompt, store = _voice_prompt(state, model, p, loop)
+    prompt, store = _voice_prompt(state, model, p, ref, loop)
     seed = p.seed if p.seed is not None else secrets.randbelow(2**31)
     # A streamed body cannot take back a runaway take, so streams keep their first take, as the
     # official package does (it turns retry_badcase off when streaming); whole files retry.
@@ -403,12 +410,13 @@ def _stop_signal(state: ServerState) -> asyncio.Future:
 async def speech(request: Request) -> Response:
     state = _state(request)
     raw = await _json_body(request)
-    params = await _work(state, _parse_request, raw)  # ref_audio is decoded there
+    params = await _work(_parse_request, raw)
     host, model = _require_engine(state)
     _check_model(model, params)
+    ref = None if params.ref_audio is None else await _decode(state, params.ref_audio, "ref_audio")
     text = await _spoken_text(state, params)
     loop = asyncio.get_running_loop()
-    synth, store = await _work(state, _synth_request, state, model, params, text, loop)
+    synth, store = await _work(_synth_request, state, model, params, text, ref, loop)
     host, model = _require_engine(state)  # (the window may have unloaded it meanwhile)
     if state.in_flight >= state.config.max_pending:
         raise ApiError(429, "The server is busy: too many requests are queued. Try again shortly.",
@@ -459,7 +467,7 @@ async def speech(request: Request) -> Response:
             audio = [c.samples for c in kept if isinstance(c, AudioChunk)]
             samples = np.concatenate(audio) if audio else np.zeros(0, np.float32)
             fmt = params.response_format
-            body = await _work(state, formats.encode_whole, samples, model.sample_rate, fmt)
+            body = await _work(formats.encode_whole, samples, model.sample_rate, fmt)
             return Response(body, media_type=formats.MEDIA_TYPES[params.response_format], headers=headers)
     except BaseException:
         watcher.cancel()

@@ -102,7 +102,7 @@ class Guard:
                 return await receive()
             try:
                 message = await asyncio.wait_for(receive(), timeout)
-            except TimeoutError:
+            except asyncio.TimeoutError:  # noqa: UP041 - (Python 3.10's own class)
                 raise BodyTimeout from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))

@@ -71,7 +71,7 @@ class SpeechParams:
     response_format: str = "mp3"
     instructions: str | None = None
     stream: str | None = None  # None | "audio" | "sse"
-    ref_audio: tuple[np.ndarray, int] | None = None  # mono float32 samples at their own rate
+    ref_audio: bytes | None = None  # the audio file itself (decoded apart: app.server.app._decode)
     ref_text: str = ""
     seed: int | None = None
     cfg_value: float = 2.0
@@ -153,8 +153,9 @@ _NOT_A_PATH = ("'ref_audio' must carry the audio itself (base64 or a data: URI);
                "are not accepted.")  # fmt: skip
 
 
-def decode_ref_audio(value: Any) -> tuple[np.ndarray, int]:
-    """``ref_audio`` as base64 or a ``data:`` URI (never a URL or a file path)."""
+def decode_ref_audio(value: Any) -> bytes:
+    """The audio file's bytes from ``ref_audio``, base64 or a ``data:`` URI (never a URL or a
+    file path); :func:`decode_audio_bytes` reads them."""
     if not isinstance(value, str) or not value:
         raise _bad("'ref_audio' must be base64-encoded audio or a data: URI.", "ref_audio", "invalid_type")
     if value.startswith("data:"):
@@ -174,7 +175,9 @@ def decode_ref_audio(value: Any) -> tuple[np.ndarray, int]:
         if value.startswith(("/", ".", "~", "\\")) or _DRIVE.match(value):
             raise _bad(_NOT_A_PATH, "ref_audio") from None
         raise _bad("'ref_audio' is not valid base64.", "ref_audio") from None
-    return decode_audio_bytes(data, "ref_audio")
+    if not data:
+        raise _bad("'ref_audio' is empty: send a recording of speech.", "ref_audio", "invalid_audio")
+    return data
 
 
 def parse_speech(body: Any) -> SpeechParams:

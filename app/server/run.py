@@ -99,7 +99,7 @@ def _uvicorn(state: ServerState, sock: socket.socket):
 
         async def serve(self, sockets=None) -> None:
             state.stopping = asyncio.Event()  # one per run: these belong to the run's loop
-            state.work_slots = None
+            state.decode_slots = None
             await super().serve(sockets)
 
         async def shutdown(self, sockets=None) -> None:
