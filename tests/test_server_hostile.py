@@ -16,7 +16,7 @@ from concurrent.futures import Future
 import httpx
 import numpy as np
 import pytest
-from server_fixtures import FIXED, Live, api_model, start_live  # noqa: F401
+from server_fixtures import FIXED, Live, StepGate, api_model, start_live  # noqa: F401
 from tiny import tone
 
 from app.cli import main
@@ -319,3 +319,77 @@ def test_ref_audio_that_is_silence_still_a_plain_400(hostile):
     silent = base64.b64encode(formats.encode_whole(np.zeros(16000, np.float32), 16000, "wav")).decode()
     body = {**OK, "voice": None, "ref_audio": silent, "ref_text": "Hello."}
     assert _error(_post(hostile.url, body), 400)["code"] == "invalid_audio"
+
+
+# ---- stopping with requests in flight ------------------------------------------------------------
+def _stream(url: str, body: dict, started: threading.Event) -> tuple[str, bytes]:
+    """('complete' | 'cut', the bytes received) for a streamed speech request."""
+    received = b""
+    try:
+        with httpx.stream("POST", url + "/v1/audio/speech", json=body, timeout=60) as response:
+            assert response.status_code == 200
+            for chunk in response.iter_bytes():
+                received += chunk
+                started.set()
+    except httpx.RemoteProtocolError:  # the body ended without its terminating chunk
+        return "cut", received
+    return "complete", received
+
+
+def test_stopping_with_requests_in_flight_answers_every_client(api_model, tmp_path, monkeypatch):  # noqa: F811
+    """Ctrl+C with requests decoding audio, queued and streaming: each whole-file client gets
+    OpenAI's JSON error, an SSE stream ends with an ``error`` event, a raw stream is cut short
+    (no terminating chunk), never a plain-text 500 or a body that looks whole."""
+    server = start_live(api_model, tmp_path)
+    decode = DecodeGate(monkeypatch)
+    long = {**OK, "min_new_tokens": 300, "max_new_tokens": 300}
+    results: dict[str, object] = {}
+    started: list[threading.Event] = []
+    jobs = []
+    for i in range(3):
+        fmt = ("wav", "pcm", "mp3" if "mp3" in formats.supported_formats() else "flac")[i]
+        jobs.append((f"whole-{i}", lambda fmt=fmt: _post(server.url, {**long, "response_format": fmt})))
+    for i, kind in enumerate(("sse", "audio", "sse", "audio")):
+        event = threading.Event()
+        started.append(event)
+        body = {**long, "response_format": "wav", "stream_format": kind}
+        jobs.append((f"{kind}-{i}", lambda body=body, event=event: _stream(server.url, body, event)))
+    cloning = {**OK, "voice": None, "ref_audio": _ref_audio(), "ref_text": "Hello."}
+    jobs.append(("decoding", lambda: _post(server.url, cloning)))
+    threads = [threading.Thread(target=lambda n=n, job=job: results.update({n: job()})) for n, job in jobs]
+    with StepGate(server.host.engine) as steps:
+        for thread in threads:
+            thread.start()
+        assert decode.entered.wait(30)
+        deadline = time.monotonic() + 60
+        while server.health()["in_flight"] < 7:
+            assert time.monotonic() < deadline, server.health()
+            time.sleep(0.02)
+        for _ in range(200):  # step until every stream has its first audio
+            if all(event.is_set() for event in started):
+                break
+            steps.release(1)
+            time.sleep(0.02)
+        assert all(event.is_set() for event in started)
+        stopper = threading.Thread(target=server.server.stop, kwargs={"timeout": 30})
+        stopper.start()
+        for name, _ in jobs:
+            if name != "decoding":
+                threads[[n for n, _ in jobs].index(name)].join(30)
+        threads[-1].join(30)  # answered once uvicorn's grace period is over
+        decode.allowed.set()
+        stopper.join(30)
+    server.host.close()
+    assert not stopper.is_alive() and set(results) == {name for name, _ in jobs}
+    for name, answer in results.items():
+        if name.startswith(("whole", "decoding")):
+            assert _error(answer, 503)["code"] == "server_stopping", name
+        elif name.startswith("sse"):
+            how, data = answer
+            events = [
+                json.loads(line[6:]) for line in data.decode().splitlines() if line.startswith("data: ")
+            ]
+            assert events[0]["type"] == "speech.audio.delta" and events[-1]["type"] == "error", name
+        else:
+            how, data = answer
+            assert how == "cut" and data[:4] == b"RIFF", name
