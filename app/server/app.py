@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 import logging
 import os
@@ -411,12 +412,17 @@ async def speech(request: Request) -> Response:
     state = _state(request)
     raw = await _json_body(request)
     params = await _work(_parse_request, raw)
+    del raw  # (a request stays open as long as its audio: keep only what it still needs)
     host, model = _require_engine(state)
     _check_model(model, params)
-    ref = None if params.ref_audio is None else await _decode(state, params.ref_audio, "ref_audio")
+    ref = None
+    if params.ref_audio is not None:
+        ref = await _decode(state, params.ref_audio, "ref_audio")
+        params = dataclasses.replace(params, ref_audio=None)
     text = await _spoken_text(state, params)
     loop = asyncio.get_running_loop()
     synth, store = await _work(_synth_request, state, model, params, text, ref, loop)
+    del ref
     host, model = _require_engine(state)  # (the window may have unloaded it meanwhile)
     if state.in_flight >= state.config.max_pending:
         raise ApiError(429, "The server is busy: too many requests are queued. Try again shortly.",
