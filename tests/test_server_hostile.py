@@ -274,6 +274,7 @@ def test_normalize_runs_outside_the_engine_thread(hostile, monkeypatch):
         return submit(request, *args, **kw)
 
     monkeypatch.setattr(hostile.host, "submit", recording)
+    normalize.background.submit("1").result(300)  # the child's grammars loaded (seconds on a busy CPU)
     away, back = threading.Event(), threading.Event()
     child_submit = normalize.background.submit
 

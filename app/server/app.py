@@ -75,7 +75,7 @@ class ServerConfig:
     max_requests: int = 256  # requests open at once (reading, decoding, queued, speaking) before 503
     body_timeout_s: float = 10.0  # the longest pause while a request body arrives before 408
     max_decodes: int = field(default_factory=lambda: max(1, min(4, (os.cpu_count() or 1) // 2)))
-    normalize_timeout_s: float = 60.0  # reading numbers as words, in the normalizer's child
+    normalize_timeout_s: float = 120.0  # as the window: a first text waits for the grammars to load
 
 
 @dataclass
