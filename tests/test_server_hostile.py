@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-import resource
 import socket
 import threading
 import time
@@ -90,6 +89,7 @@ def _speech_request(url: str, body: dict) -> bytes:
 def test_an_idle_socket_flood_locks_nobody_out_and_heals(hostile):
     """1,100 sockets that send nothing or half a head (more than uvicorn's old 1,024 limit):
     /health and a speech request are still answered, and every idle socket is closed."""
+    resource = pytest.importorskip("resource")  # (Windows has no open-file limit to raise)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     needed = 2 * FLOOD + 256  # both ends live in this process
     if soft < needed:
