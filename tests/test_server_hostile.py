@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -394,3 +397,36 @@ def test_stopping_with_requests_in_flight_answers_every_client(api_model, tmp_pa
         else:
             how, data = answer
             assert how == "cut" and data[:4] == b"RIFF", name
+
+
+def test_ctrl_c_on_voxdesk_serve_with_requests_in_flight(api_model, tmp_path):  # noqa: F811
+    """As a user stops it: every client answered, the process ends at once, and the requests
+    the engine ends after the server's loop has closed make no noise (a traceback each used to
+    fill a stderr pipe and hang the stop)."""
+    cmd = [sys.executable, "-m", "app.cli", "serve", "--model", str(api_model), "--port", "0",
+           "--device", "cpu", "--voices", str(tmp_path / "voices")]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().split()[4].removesuffix("/v1")
+        long = {**OK, "response_format": "wav", "min_new_tokens": 2000, "max_new_tokens": 2000}
+        results: list[int] = []
+        threads = [
+            threading.Thread(target=lambda: results.append(_post(url, long).status_code)) for _ in range(40)
+        ]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 60
+        while httpx.get(url + "/health").json()["in_flight"] < 40:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 0
+        for thread in threads:
+            thread.join(30)
+        assert results == [503] * 40
+        err = proc.stderr.read()
+        assert "Traceback" not in err and err.rstrip().endswith("stopped"), err[-2000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
