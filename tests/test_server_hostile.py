@@ -430,3 +430,5 @@ def test_ctrl_c_on_voxdesk_serve_with_requests_in_flight(api_model, tmp_path):  
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
