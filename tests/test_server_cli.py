@@ -29,3 +29,5 @@ def test_voxdesk_serve_starts_answers_and_stops(api_model, tmp_path):  # noqa: F
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import hmac
+import dataclasses
 import json
 import logging
+import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from starlette.applications import Starlette
@@ -30,6 +31,14 @@ from app.engine.host import EngineHost
 from app.engine.request import SynthRequest
 from app.errors import VoxDeskError
 from app.server import formats
+from app.server.connections import ConnectionLimits
+from app.server.guard import (
+    BodyTooLarge,
+    Guard,
+    StreamFailed,
+    error_response,
+    stopping_error,
+)
 from app.server.protocol import (
     OPENAI_MODEL_ALIASES,
     ApiError,
@@ -39,8 +48,8 @@ from app.server.protocol import (
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
-MAX_BODY_BYTES = 16 * 1024 * 1024  # a speech request with a 10 MB ref_audio in base64
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 _GENERATION_FAILURES = ("failed on this device", "invalid audio", "shutting down")
 
@@ -63,6 +72,11 @@ class ServerConfig:
     cors_origins: tuple[str, ...] = ()
     allowed_hosts: tuple[str, ...] | None = None  # Host header check; None: any
     default_voice: str | None = None  # what OpenAI's stock names (alloy, echo, …) speak as; None: default
+    limits: ConnectionLimits = field(default_factory=ConnectionLimits)  # idle connections
+    max_requests: int = 256  # requests open at once (reading, decoding, queued, speaking) before 503
+    body_timeout_s: float = 10.0  # the longest pause while a request body arrives before 408
+    max_decodes: int = field(default_factory=lambda: max(1, min(4, (os.cpu_count() or 1) // 2)))
+    normalize_timeout_s: float = 120.0  # as the window: a first text waits for the grammars to load
 
 
 @dataclass
@@ -74,101 +88,32 @@ class ServerState:
     host: EngineHost | None = None
     model: ServedModel | None = None
     requests_total: int = 0
-    in_flight: int = 0
+    in_flight: int = 0  # speech requests admitted to the engine
+    open_requests: int = 0  # requests past the Guard (all but /health)
     errors: dict[int, int] = field(default_factory=dict)
+    stopping: asyncio.Event | None = None  # set when the server starts to stop (app/server/run.py)
+    decode_slots: asyncio.Semaphore | None = None  # see _decode
 
     def attach(self, host: EngineHost | None, model: ServedModel | None) -> None:
         self.host, self.model = host, model
 
 
 # ---- plumbing -------------------------------------------------------------------------------
-def _error(exc: ApiError) -> JSONResponse:
-    headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
-    return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+async def _work(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` on a worker thread: the CPU-heavy part of a request (parsing a 16 MB body,
+    resampling, reading a library voice, encoding the answer) never runs on the event loop, so
+    ``/health`` and every other client stay answered meanwhile."""
+    return await asyncio.to_thread(fn, *args)
 
 
-class BodyTooLarge(Exception):
-    pass
-
-
-class Guard:
-    """Pure ASGI middleware: Host and Origin checks, the API key, the body size bound, and
-    OpenAI-shaped errors for whatever a handler raises."""
-
-    def __init__(self, app, state: ServerState) -> None:
-        self.app = app
-        self.state = state
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        request = Request(scope)
-        try:
-            self._check(request)
-        except ApiError as exc:
-            await self._count_and_send(exc, scope, receive, send)
-            return
-        seen = 0
-
-        async def bounded_receive():
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > MAX_BODY_BYTES:
-                    raise BodyTooLarge
-            return message
-
-        started = False
-
-        async def tracking_send(message):
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-                status = message["status"]
-                if status >= 400:
-                    self.state.errors[status] = self.state.errors.get(status, 0) + 1
-            await send(message)
-
-        try:
-            await self.app(scope, bounded_receive, tracking_send)
-        except BodyTooLarge:
-            if not started:
-                await _error(ApiError(413, "The request body is larger than 16 MB.", code="too_large"))(
-                    scope, receive, tracking_send
-                )
-        except ApiError as exc:
-            if not started:
-                await _error(exc)(scope, receive, tracking_send)
-        except Exception:  # a bug: logged with its traceback, answered in OpenAI's shape
-            log.exception("request %s %s failed", scope.get("method"), scope.get("path"))
-            if not started:
-                message = "The server failed on this request (a bug; see VoxDesk's log)."
-                await _error(ApiError(500, message, code="internal_error"))(scope, receive, tracking_send)
-
-    async def _count_and_send(self, exc: ApiError, scope, receive, send) -> None:
-        self.state.errors[exc.status] = self.state.errors.get(exc.status, 0) + 1
-        await _error(exc)(scope, receive, send)
-
-    def _check(self, request: Request) -> None:
-        cfg = self.state.config
-        if cfg.allowed_hosts is not None:
-            host = (request.headers.get("host") or "").rsplit(":", 1)[0].strip("[]").lower()
-            if host not in cfg.allowed_hosts:
-                raise ApiError(400, "This server answers only on its own address.", code="invalid_host")
-        origin = request.headers.get("origin")
-        if origin is not None and origin not in cfg.cors_origins:
-            # a web page in a browser may not drive the local server unless the user allowed its origin
-            raise ApiError(403, f"Requests from the web page {origin} are not allowed.", code="origin")
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
-            raise ApiError(413, "The request body is larger than 16 MB.", code="too_large")
-        if cfg.api_key and request.url.path != "/health":
-            auth = request.headers.get("authorization", "")
-            token = auth[7:] if auth.lower().startswith("bearer ") else ""
-            if not hmac.compare_digest(token.encode(), cfg.api_key.encode()):
-                raise ApiError(401, "Incorrect or missing API key.", code="invalid_api_key")
+async def _decode(state: ServerState, data: bytes, param: str) -> tuple[np.ndarray, int]:
+    """An audio file sent by a client, decoded on a worker, at most ``config.max_decodes`` at
+    once: what a compressed file costs to decode is not known from its size, so a few clients
+    sending such files hold a few workers, never the event loop or every core."""
+    if state.decode_slots is None:
+        state.decode_slots = asyncio.Semaphore(state.config.max_decodes)
+    async with state.decode_slots:
+        return await asyncio.to_thread(decode_audio_bytes, data, param)
 
 
 def _state(request: Request) -> ServerState:
@@ -183,13 +128,19 @@ def _require_engine(state: ServerState) -> tuple[EngineHost, ServedModel]:
     return state.host, state.model
 
 
-async def _json_body(request: Request) -> Any:
+async def _json_body(request: Request) -> bytes:
+    """The raw body of a JSON request (parsed by :func:`_parse_json` on a worker)."""
     if "json" not in request.headers.get("content-type", "").lower():
         raise ApiError(400, "Send the request as JSON (Content-Type: application/json).", code="invalid_json")
-    raw = await request.body()
+    return await request.body()
+
+
+def _parse_json(raw: bytes) -> Any:
+    # ValueError: not UTF-8, not JSON, or an integer past Python's 4,300 digits; RecursionError:
+    # arrays or objects nested thousands deep
     try:
         return json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):
         raise ApiError(400, "The request body is not valid JSON.", code="invalid_json") from None
 
 
@@ -260,12 +211,16 @@ async def upload_voice(request: Request) -> JSONResponse:
         raise ApiError(400, f"The upload could not be read as multipart form data ({exc}).") from None
     if len(data) > MAX_UPLOAD_BYTES:
         raise ApiError(413, "The recording is larger than 10 MB: send a shorter clip.", code="too_large")
-    samples, rate = decode_audio_bytes(data, "audio_sample")
+    samples, rate = await _decode(state, data, "audio_sample")
+    voice = await _work(_create_voice, state, samples, rate, name, ref_text)
+    return JSONResponse(_voice_json(voice), status_code=201)
+
+
+def _create_voice(state: ServerState, samples: np.ndarray, rate: int, name: str, ref_text: str):
     try:
-        voice = state.library.create_from_samples(samples, rate, name, ref_text)
+        return state.library.create_from_samples(samples, rate, name, ref_text)
     except VoxDeskError as exc:
         raise ApiError(400, str(exc), param="audio_sample") from None
-    return JSONResponse(_voice_json(voice), status_code=201)
 
 
 async def delete_voice(request: Request) -> JSONResponse:
@@ -344,16 +299,17 @@ async def health(request: Request) -> JSONResponse:
 
 
 # ---- speech ---------------------------------------------------------------------------------
-def _voice_prompt(state: ServerState, model: ServedModel, p: SpeechParams, loop):
-    """The request's VoicePrompt and a callback that stores newly encoded library latents."""
+def _voice_prompt(state: ServerState, model: ServedModel, p: SpeechParams, ref, loop):
+    """The request's VoicePrompt and a callback that stores newly encoded library latents
+    (``ref``: the decoded ``ref_audio``, samples and rate, if sent)."""
     from app.audio.io import resample
     from app.models.voxcpm.prompt import VoicePrompt
     from app.voices import latents
     from app.voices.cloning import to_voice_prompt
 
     v2 = model.architecture == "voxcpm2"
-    if p.ref_audio is not None:
-        samples, rate = p.ref_audio
+    if ref is not None:
+        samples, rate = ref
         audio = resample(samples, rate, model.encoder_rate)
         if p.ref_text.strip():
             return VoicePrompt(prompt_audio=audio, prompt_text=p.ref_text), None
@@ -374,34 +330,75 @@ def _voice_prompt(state: ServerState, model: ServedModel, p: SpeechParams, loop)
         raise ApiError(400, str(exc), param="voice") from None
 
     def store(role: str, array) -> None:
-        loop.call_soon_threadsafe(latents.store, state.library, voice, model.model_id, role, array)
+        _to_loop(loop, latents.store, state.library, voice, model.model_id, role, array)
 
     return prompt, store
 
 
-def _synth_request(state: ServerState, model: ServedModel, p: SpeechParams, loop):
-    from app.models.voxcpm.prompt import design_text, normalize_text
+def _to_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any) -> None:
+    """Hand ``fn(*args)`` from the engine thread to the server's loop. Once the server has
+    stopped its loop is closed: the requests it cancelled still report their end, to nobody
+    (a traceback each, ~60 KB for 40 requests, filled a stderr pipe and hung the stop)."""
+    try:
+        loop.call_soon_threadsafe(fn, *args)
+    except RuntimeError:  # the loop is closed
+        pass
 
+
+def _check_model(model: ServedModel, p: SpeechParams) -> None:
     if p.model is not None and p.model not in (model.name, *OPENAI_MODEL_ALIASES):
         raise ApiError(404, f"The model {p.model!r} is not served here; this server has {model.name!r}.",
                        param="model", code="model_not_found")  # fmt: skip
+    if p.instructions and p.instructions.strip() and model.architecture != "voxcpm2":
+        raise ApiError(400, "'instructions' (voice design) needs a VoxCPM2 model.", param="instructions")
+
+
+async def _spoken_text(state: ServerState, p: SpeechParams) -> str:
+    """The text the engine speaks. With ``normalize``, numbers and symbols are spelled out in the
+    normalizer's child process (as the window does), under a time limit: never on the engine
+    thread, where a long text held every other client's request for seconds."""
+    from app.models.voxcpm.prompt import design_text, normalize_text
+
     text = normalize_text(p.input)
     if p.instructions and p.instructions.strip():
-        if model.architecture != "voxcpm2":
-            raise ApiError(400, "'instructions' (voice design) needs a VoxCPM2 model.", param="instructions")
         text = design_text(p.instructions.strip(), text)
-    prompt, store = _voice_prompt(state, model, p, loop)
+    if not p.normalize:
+        return text
+    from app.text import normalize
+
+    limit = state.config.normalize_timeout_s
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(normalize.background.submit(text)), limit)
+    except asyncio.TimeoutError:  # noqa: UP041 - (Python 3.10's own class)
+        raise ApiError(503, f"Reading numbers as words took longer than {limit:g} s: send the text in "
+                       "shorter pieces, or without 'normalize'.", param="normalize",
+                       code="normalize_timeout") from None  # fmt: skip
+    except VoxDeskError as exc:
+        raise ApiError(400, str(exc), param="normalize") from None
+    except Exception:  # noqa: BLE001 - the child died (BrokenProcessPool): a plain 500
+        log.exception("normalizing a request's text failed")
+        raise ApiError(500, "Reading numbers as words failed on this server: send the text without "
+                       "'normalize'.", param="normalize", code="normalize_failed") from None  # fmt: skip
+
+
+def _synth_request(state: ServerState, model: ServedModel, p: SpeechParams, text: str, ref, loop):
+    """The engine request (the voice read and resampled here: on a worker, see :func:`_work`)."""
+    prompt, store = _voice_prompt(state, model, p, ref, loop)
     seed = p.seed if p.seed is not None else secrets.randbelow(2**31)
     # A streamed body cannot take back a runaway take, so streams keep their first take, as the
     # official package does (it turns retry_badcase off when streaming); whole files retry.
     request = SynthRequest(text, prompt, seed, p.cfg_value, p.inference_timesteps,
                            min(p.min_new_tokens, p.max_new_tokens), p.max_new_tokens,
-                           retry_badcase=p.stream is None, normalize=p.normalize)  # fmt: skip
+                           retry_badcase=p.stream is None)  # fmt: skip
     try:
         request.check()
     except VoxDeskError as exc:
         raise ApiError(400, str(exc)) from None
     return request, store
+
+
+def _parse_request(raw: bytes) -> SpeechParams:
+    return parse_speech(_parse_json(raw))
 
 
 def _failure(event: RequestFailed) -> ApiError:
@@ -416,19 +413,36 @@ async def _until_disconnect(request: Request) -> None:
             return
 
 
+def _stop_signal(state: ServerState) -> asyncio.Future:
+    """A future done once the server starts to stop (never, for an app run outside uvicorn)."""
+    if state.stopping is None:
+        return asyncio.get_running_loop().create_future()
+    return asyncio.ensure_future(state.stopping.wait())
+
+
 async def speech(request: Request) -> Response:
     state = _state(request)
-    params = parse_speech(await _json_body(request))
+    raw = await _json_body(request)
+    params = await _work(_parse_request, raw)
+    del raw  # (a request stays open as long as its audio: keep only what it still needs)
     host, model = _require_engine(state)
+    _check_model(model, params)
+    ref = None
+    if params.ref_audio is not None:
+        ref = await _decode(state, params.ref_audio, "ref_audio")
+        params = dataclasses.replace(params, ref_audio=None)
+    text = await _spoken_text(state, params)
     loop = asyncio.get_running_loop()
-    synth, store = _synth_request(state, model, params, loop)
+    synth, store = await _work(_synth_request, state, model, params, text, ref, loop)
+    del ref
+    host, model = _require_engine(state)  # (the window may have unloaded it meanwhile)
     if state.in_flight >= state.config.max_pending:
         raise ApiError(429, "The server is busy: too many requests are queued. Try again shortly.",
                        code="queue_full", retry_after=1)  # fmt: skip
     events: asyncio.Queue = asyncio.Queue()
     state.in_flight += 1
     state.requests_total += 1
-    handle = host.submit(synth, lambda ev: loop.call_soon_threadsafe(events.put_nowait, ev), store)
+    handle = host.submit(synth, lambda ev: _to_loop(loop, events.put_nowait, ev), store)
     done = False
 
     def release() -> None:
@@ -438,12 +452,15 @@ async def speech(request: Request) -> Response:
             state.in_flight -= 1
 
     watcher = asyncio.ensure_future(_until_disconnect(request))
+    stop = _stop_signal(state)
     try:
-        first = await _next_or_disconnect(events, watcher)
-        if first is None:  # the client went away while queued
+        first = await _next_event(events, watcher, stop)
+        if first is watcher:  # the client went away while queued
             host.cancel(handle)
             release()
             return Response(status_code=499)
+        if first is stop:
+            raise stopping_error()
         if isinstance(first, RequestFailed):
             release()
             raise _failure(first)
@@ -451,55 +468,58 @@ async def speech(request: Request) -> Response:
         if params.stream is None:
             chunks = [first]
             while not isinstance(chunks[-1], (RequestFinished, RequestFailed)):
-                ev = await _next_or_disconnect(events, watcher)
-                if ev is None:
+                ev = await _next_event(events, watcher, stop)
+                if ev is watcher:
                     host.cancel(handle)
                     release()
                     return Response(status_code=499)
+                if ev is stop:
+                    raise stopping_error()
                 chunks.append(ev)
             release()
+            stop.cancel()
             if isinstance(chunks[-1], RequestFailed):
                 raise _failure(chunks[-1])
             retried = [i for i, c in enumerate(chunks) if isinstance(c, RequestRetried)]
             kept = chunks[retried[-1] + 1 :] if retried else chunks  # the last take only
             audio = [c.samples for c in kept if isinstance(c, AudioChunk)]
             samples = np.concatenate(audio) if audio else np.zeros(0, np.float32)
-            body = await asyncio.to_thread(formats.encode_whole, samples, model.sample_rate,
-                                           params.response_format)  # fmt: skip
+            fmt = params.response_format
+            body = await _work(formats.encode_whole, samples, model.sample_rate, fmt)
             return Response(body, media_type=formats.MEDIA_TYPES[params.response_format], headers=headers)
     except BaseException:
         watcher.cancel()
+        stop.cancel()
         if not done:
             host.cancel(handle)
             release()
         raise
     watcher.cancel()
-    stream = _stream_bytes(first, events, params.response_format, model.sample_rate, host, handle, release)
+    stream = _stream_bytes(first, events, stop, params.response_format, model.sample_rate, host, handle,
+                           release)  # fmt: skip
     if params.stream == "sse":
         return StreamingResponse(_sse(stream, synth), media_type="text/event-stream", headers=headers)
     media = formats.MEDIA_TYPES[params.response_format]
     return StreamingResponse(stream, media_type=media, headers=headers)
 
 
-async def _next_or_disconnect(events: asyncio.Queue, watcher: asyncio.Future):
-    """The request's next audio, finish or failure event; None once the client has gone."""
+async def _next_event(events: asyncio.Queue, *ends: asyncio.Future):
+    """The request's next audio, finish, failure or retry event; or whichever of ``ends`` (the
+    client leaving, the server stopping) happened first."""
     while True:
         getter = asyncio.ensure_future(events.get())
-        done, _ = await asyncio.wait({getter, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait({getter, *ends}, return_when=asyncio.FIRST_COMPLETED)
         if getter not in done:
             getter.cancel()
-            return None
+            return next(end for end in ends if end in done)
         event = getter.result()
         if isinstance(event, (AudioChunk, RequestFinished, RequestFailed, RequestRetried)):
             return event
 
 
-class StreamFailed(Exception):
-    """The engine dropped a request after its audio had started: the body is cut short."""
-
-
-async def _stream_bytes(first, events, fmt, rate, host, handle, release) -> AsyncIterator[bytes]:
-    """The audio body as the engine makes it; a client that leaves cancels the request."""
+async def _stream_bytes(first, events, stop, fmt, rate, host, handle, release) -> AsyncIterator[bytes]:
+    """The audio body as the engine makes it; a client that leaves cancels the request. If the
+    engine drops the request or the server stops, :class:`StreamFailed` cuts the body short."""
     finished = False
     try:
         if fmt == "wav":
@@ -514,15 +534,20 @@ async def _stream_bytes(first, events, fmt, rate, host, handle, release) -> Asyn
             elif isinstance(event, RequestFailed):
                 finished = True
                 raise StreamFailed(event.message)
-            event = await events.get()  # (other event kinds carry no audio)
+            event = await _next_event(events, stop)
+            if event is stop:
+                raise StreamFailed("The server stopped before this speech was finished: send the "
+                                   "request again once it is back.")  # fmt: skip
     finally:
+        stop.cancel()
         if not finished:
             host.cancel(handle)
         release()
 
 
 async def _sse(stream: AsyncIterator[bytes], synth: SynthRequest) -> AsyncIterator[bytes]:
-    """OpenAI's speech SSE events around the same bytes the audio stream carries."""
+    """OpenAI's speech SSE events around the same bytes the audio stream carries; a stream that
+    cannot be finished ends with an ``error`` event instead of ``speech.audio.done``."""
     n_bytes = 0
     try:
         async for data in stream:
@@ -541,15 +566,17 @@ async def _sse(stream: AsyncIterator[bytes], synth: SynthRequest) -> AsyncIterat
 async def _not_found(request: Request, exc: Exception) -> JSONResponse:
     status = getattr(exc, "status_code", 404)
     message = "There is nothing at this address." if status == 404 else "This method is not allowed here."
-    return _error(ApiError(status, message, code="not_found" if status == 404 else "method_not_allowed"))
+    code = "not_found" if status == 404 else "method_not_allowed"
+    return error_response(ApiError(status, message, code=code))
 
 
 async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-    return _error(exc)
+    return error_response(exc)
 
 
 async def _too_large(request: Request, exc: BodyTooLarge) -> JSONResponse:
-    return _error(ApiError(413, "The request body is larger than 16 MB.", code="too_large"))
+    too_large = ApiError(413, "The request body is larger than 16 MB.", code="too_large")
+    return error_response(too_large, close=True)
 
 
 async def _client_gone(request: Request, exc: ClientDisconnect) -> Response:

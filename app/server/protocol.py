@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
 import math
 import re
 from dataclasses import dataclass
@@ -71,7 +70,7 @@ class SpeechParams:
     response_format: str = "mp3"
     instructions: str | None = None
     stream: str | None = None  # None | "audio" | "sse"
-    ref_audio: tuple[np.ndarray, int] | None = None  # mono float32 samples at their own rate
+    ref_audio: bytes | None = None  # the audio file itself (decoded apart: app.server.app._decode)
     ref_text: str = ""
     seed: int | None = None
     cfg_value: float = 2.0
@@ -83,6 +82,11 @@ class SpeechParams:
 
 def _bad(message: str, param: str, code: str = "invalid_value") -> ApiError:
     return ApiError(400, message, param=param, code=code)
+
+
+def _shown(name: str) -> str:
+    text = ascii(name)[1:-1]
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _int(body: dict, name: str, lo: int, hi: int, default: int | None) -> int | None:
@@ -119,31 +123,31 @@ def _text(body: dict, name: str, limit: int, required: bool = False) -> str | No
 
 
 def decode_audio_bytes(data: bytes, param: str) -> tuple[np.ndarray, int]:
-    """Mono float32 samples and their rate from an audio file's bytes (anything libsndfile reads)."""
-    import soundfile as sf
+    """Mono float32 samples and their rate from an audio file's bytes (anything libsndfile reads),
+    bounded by what they cost before they are decoded (``app.audio.io.read_audio``: the header's
+    rate, channels and length are checked first, then the file is decoded in blocks). Stored and
+    encoded at most at 48 kHz, as the voice library keeps its recordings."""
+    from app.audio.io import read_audio
+    from app.errors import VoxDeskError
 
     try:
-        with sf.SoundFile(io.BytesIO(data)) as f:
-            rate = f.samplerate
-            limit = int(MAX_REF_SECONDS * rate)
-            samples = f.read(frames=limit + 1, dtype="float32", always_2d=True)
-    except (sf.LibsndfileError, RuntimeError, TypeError):
-        raise _bad(
-            f"'{param}' is not audio VoxDesk can read. Send WAV, FLAC, OGG or MP3.", param, "invalid_audio"
-        ) from None
-    if len(samples) > limit:
-        raise _bad(f"'{param}' is longer than {MAX_REF_SECONDS:g} seconds: send a shorter clip.", param)
-    mono = samples.mean(axis=1) if samples.shape[1] > 1 else samples[:, 0]
-    if len(mono) == 0 or not np.all(np.isfinite(mono)) or float(np.max(np.abs(mono))) < 1e-3:
-        raise _bad(f"'{param}' is empty or silent: send a recording of speech.", param, "invalid_audio")
-    return np.ascontiguousarray(mono, dtype=np.float32), rate
+        return read_audio(data, max_seconds=MAX_REF_SECONDS, name=f"'{param}'", max_rate=48_000)
+    except VoxDeskError as exc:
+        raise _bad(str(exc), param, "invalid_audio") from None
 
 
 _DATA_URI = re.compile(r"^data:[\w.+-]+/[\w.+-]+(;[\w.+-]+=[\w.+-]+)*;base64,", re.ASCII)
 
 
-def decode_ref_audio(value: Any) -> tuple[np.ndarray, int]:
-    """``ref_audio`` as base64 or a ``data:`` URI (never a URL or a file path)."""
+_URL = re.compile(r"^([A-Za-z][\w+.-]*://|file:)")  # (":" is not a base64 digit)
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+_NOT_A_PATH = ("'ref_audio' must carry the audio itself (base64 or a data: URI); URLs and file paths "
+               "are not accepted.")  # fmt: skip
+
+
+def decode_ref_audio(value: Any) -> bytes:
+    """The audio file's bytes from ``ref_audio``, base64 or a ``data:`` URI (never a URL or a
+    file path); :func:`decode_audio_bytes` reads them."""
     if not isinstance(value, str) or not value:
         raise _bad("'ref_audio' must be base64-encoded audio or a data: URI.", "ref_audio", "invalid_type")
     if value.startswith("data:"):
@@ -151,19 +155,21 @@ def decode_ref_audio(value: Any) -> tuple[np.ndarray, int]:
         if match is None:
             raise _bad("'ref_audio' is a data: URI without base64 audio in it.", "ref_audio")
         value = value[match.end() :]
-    elif "://" in value or value.startswith(("/", "file:", ".")):
-        raise _bad(
-            "'ref_audio' must carry the audio itself (base64 or a data: URI); URLs and file paths are "
-            "not accepted.",
-            "ref_audio",
-        )
+    elif _URL.match(value):
+        raise _bad(_NOT_A_PATH, "ref_audio")
     if len(value) > MAX_REF_AUDIO_BYTES * 4 // 3 + 4:
         raise ApiError(413, "'ref_audio' is larger than 10 MB.", param="ref_audio", code="too_large")
     try:
         data = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
+        # "/" is a base64 digit (every MP3 without an ID3 tag starts "//"): a value is taken for
+        # a file path only once it is not base64
+        if value.startswith(("/", ".", "~", "\\")) or _DRIVE.match(value):
+            raise _bad(_NOT_A_PATH, "ref_audio") from None
         raise _bad("'ref_audio' is not valid base64.", "ref_audio") from None
-    return decode_audio_bytes(data, "ref_audio")
+    if not data:
+        raise _bad("'ref_audio' is empty: send a recording of speech.", "ref_audio", "invalid_audio")
+    return data
 
 
 def parse_speech(body: Any) -> SpeechParams:
@@ -171,8 +177,9 @@ def parse_speech(body: Any) -> SpeechParams:
     if not isinstance(body, dict):
         raise ApiError(400, "The request body must be a JSON object.", code="invalid_json")
     unknown = sorted(set(body) - _FIELDS)
-    if unknown:
-        raise _bad(f"Unknown field(s): {', '.join(unknown)}.", unknown[0], "unknown_parameter")
+    if unknown:  # (quoted, shortened: a name may be megabytes long or hold unprintable characters)
+        names = [_shown(name) for name in unknown[:5]] + (["…"] if len(unknown) > 5 else [])
+        raise _bad(f"Unknown field(s): {', '.join(names)}.", _shown(unknown[0]), "unknown_parameter")
     text = _text(body, "input", MAX_INPUT_CHARS, required=True) or ""
     if not text.strip():
         raise _bad("'input' is empty: send the text to speak.", "input")

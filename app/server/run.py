@@ -6,6 +6,7 @@ window's engine) and the tests (a thread on a random free port).
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import socket
 import threading
@@ -26,8 +27,25 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def check_api_key(api_key: str) -> None:
+    """A key a client can send: an HTTP header carries printable ASCII, and a header value's
+    leading and trailing spaces are dropped on the way, so such a key could never match."""
+    if not api_key.strip():
+        raise VoxDeskError("The API key is empty or only spaces: give a real key (letters and digits).")
+    if api_key != api_key.strip():
+        raise VoxDeskError("The API key starts or ends with a space: give it without.")
+    if not all(" " <= c <= "~" for c in api_key):
+        raise VoxDeskError(
+            "The API key may hold only printable ASCII characters (letters, digits, punctuation), "
+            "which is all an HTTP header carries: choose another."
+        )
+
+
 def check_address(host: str, api_key: str | None) -> None:
-    """Loopback is the default; any other address needs an API key (the privacy rule)."""
+    """Loopback is the default; any other address needs an API key (the privacy rule). A key
+    given must be one a client can send (:func:`check_api_key`)."""
+    if api_key is not None and api_key != "":
+        check_api_key(api_key)
     if not is_loopback(host) and not api_key:
         raise VoxDeskError(
             f"Serving on {host} would let other computers use this one: give --api-key KEY too "
@@ -71,15 +89,35 @@ class RunningServer:
 def _uvicorn(state: ServerState, sock: socket.socket):
     import uvicorn
 
+    from app.server.connections import protocol_class
+
+    limits = state.config.limits
+
+    class Server(uvicorn.Server):
+        """uvicorn's server that tells the requests in flight when it starts to stop, so each
+        client gets an answer (see ``ServerState.stopping``) before the connections close."""
+
+        async def serve(self, sockets=None) -> None:
+            state.stopping = asyncio.Event()  # one per run: these belong to the run's loop
+            state.decode_slots = None
+            await super().serve(sockets)
+
+        async def shutdown(self, sockets=None) -> None:
+            if state.stopping is not None:
+                state.stopping.set()
+            await super().shutdown(sockets)
+
     config = uvicorn.Config(
         build_app(state),
+        http=protocol_class(limits),  # h11 with a request-head timeout (app/server/connections.py)
         log_level="warning",
         access_log=False,
         lifespan="off",
         timeout_graceful_shutdown=2,
-        limit_concurrency=1024,
+        timeout_keep_alive=limits.head_timeout_s,  # type: ignore[arg-type]
+        limit_concurrency=None,  # it counts idle connections too; Guard bounds requests instead
     )
-    return uvicorn.Server(config)
+    return Server(config)
 
 
 def _allowed_hosts(host: str) -> tuple[str, ...] | None:
