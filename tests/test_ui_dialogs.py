@@ -218,6 +218,26 @@ def test_chinese_translation_loads(qtbot, home):  # noqa: F811
     assert Path(__file__).parent.parent.joinpath("ui", "i18n", "voxdesk_zh_CN.qm").is_file()
 
 
+def test_cpu_precision_is_shown_in_chinese(qtbot, home):  # noqa: F811
+    """The status bar's precision and reason, and Settings › On the CPU, in the Chinese window."""
+    from ui.i18n import install_translators, remove_translators
+    from ui.views.cpu_settings import CpuPrecisionBox
+
+    app = QApplication.instance()
+    translators = install_translators(app, "zh_CN")
+    amx = {"amx_tile": True, "avx512_bf16": True}
+    try:
+        assert describe_device("cpu", decide("auto", amx)) == "CPU · bf16：此 CPU 支持 AMX"
+        assert describe_device("cpu", decide("auto", {})) == "CPU · fp32：此 CPU 无原生 bf16"
+        assert describe_device("cpu", decide("int8", amx)) == "CPU · 8 位权重：在设置中选择"
+        box = CpuPrecisionBox("int8", None, "")
+        qtbot.addWidget(box)
+        assert box.button.text() == "在本机上测速" and box.combo.currentText() == "更快（8 位权重）"
+        assert box.combo.itemText(0).startswith("自动（")
+    finally:
+        remove_translators(app, translators)
+
+
 SMOKE = """
 import sys
 from PySide6.QtCore import QTimer

@@ -66,28 +66,29 @@ def describe_device(device: str, precision: Any = None) -> str:
     (``precision``: the engine's :class:`app.cpu_precision.CpuPrecision`)."""
     import torch
 
-    tr = QCoreApplication.translate
     if device.startswith("cuda") and torch.cuda.is_available():
         index = torch.device(device).index or 0
         free, _total = torch.cuda.mem_get_info(index)
-        text = tr("EngineHost", "{0} · {1} GB free")
+        text = QCoreApplication.translate("EngineHost", "{0} · {1} GB free")
         return text.format(torch.cuda.get_device_name(index), f"{free / 1e9:.1f}")
     if precision is None:
-        return tr("EngineHost", "CPU")
-    return tr("EngineHost", "CPU · {0}").format(describe_precision(precision))
+        return QCoreApplication.translate("EngineHost", "CPU")
+    return QCoreApplication.translate("EngineHost", "CPU · {0}").format(describe_precision(precision))
 
 
 def describe_precision(precision: Any) -> str:
     """'bf16: this CPU has AMX', '8-bit weights: chosen in Settings', in the window's language."""
-    tr = QCoreApplication.translate
-    name = tr("EngineHost", "8-bit weights") if precision.int8 else precision.name
-    if precision.chosen:
-        reason = tr("EngineHost", "chosen in Settings")
-    elif precision.feature:
-        reason = tr("EngineHost", "this CPU has {0}").format(precision.feature)
+    if precision.int8:
+        name = QCoreApplication.translate("EngineHost", "8-bit weights")
     else:
-        reason = tr("EngineHost", "no native bf16 on this CPU")
-    return tr("EngineHost", "{0}: {1}").format(name, reason)
+        name = precision.name
+    if precision.chosen:
+        reason = QCoreApplication.translate("EngineHost", "chosen in Settings")
+    elif precision.feature:
+        reason = QCoreApplication.translate("EngineHost", "this CPU has {0}").format(precision.feature)
+    else:
+        reason = QCoreApplication.translate("EngineHost", "no native bf16 on this CPU")
+    return QCoreApplication.translate("EngineHost", "{0}: {1}").format(name, reason)
 
 
 def _needs_encoding(prompt: Any) -> bool:
