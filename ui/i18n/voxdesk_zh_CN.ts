@@ -133,8 +133,8 @@
     </message>
     <message>
         <location filename="../views/cpu_settings.py" line="138"/>
-        <source>Recommended: {0} (selected: OK keeps it)</source>
-        <translation>推荐：{0}（已选中，点击“确定”保存）</translation>
+        <source>Recommended: {0}. It is selected: OK keeps it.</source>
+        <translation>推荐：{0}。已选中，点击“确定”即保存。</translation>
     </message>
 </context>
 <context>

@@ -135,5 +135,5 @@ class CpuPrecisionBox(QWidget):
                 )
             lines.append(line)
         chosen = self.combo.itemText(max(0, self.combo.findData(m.recommended)))
-        lines.append(self.tr("Recommended: {0} (selected: OK keeps it)").format(chosen))
+        lines.append(self.tr("Recommended: {0}. It is selected: OK keeps it.").format(chosen))
         return "\n".join(lines)
