@@ -144,9 +144,10 @@ def test_recommendation_rule():
     assert recommend((t("float32", 100), t("bfloat16", 120), t("int8", 80)), "bfloat16") == "float32"
 
 
-def test_measure_times_each_path_on_the_model_and_can_be_stopped(tiny_v2):
+def test_measure_times_each_path_on_the_model_and_can_be_stopped(tiny_v2, capsys):
     """Real engines on the tiny model; with AMX reported the three paths are timed, int8's cost
-    (its first patches against fp32's, same seed) is measured, and a cancel stops between steps."""
+    (its first patches against fp32's, same seed) is measured, and a cancel stops between steps.
+    ``bench --measure-cpu`` prints the same from the command line."""
     seen: list[tuple[float, str]] = []
     m = measure(str(tiny_v2), patches=2, threads=1, progress=lambda f, s: seen.append((f, s)), caps=AMX)
     assert [t.choice for t in m.timings] == ["float32", "bfloat16", "int8"]
@@ -158,5 +159,10 @@ def test_measure_times_each_path_on_the_model_and_can_be_stopped(tiny_v2):
     assert [t.choice for t in measure(str(tiny_v2), patches=1, threads=1, caps=AVX2).timings] == [
         "float32", "int8",
     ]  # fmt: skip
+    from app.cli import main
+
+    assert main(["bench", "--model", str(tiny_v2), "--measure-cpu", "--threads", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("fp32: ") and out[-1].startswith("recommended: ") and len(out) >= 3
     with pytest.raises(MeasureCancelled):
         measure(str(tiny_v2), patches=2, threads=1, cancelled=lambda: True, caps=AVX2)

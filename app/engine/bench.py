@@ -391,6 +391,12 @@ def add_parser(subparsers) -> None:
                    "bf16 where it has native bf16, else fp32; on a GPU the checkpoint's)")
     p.add_argument("--cpu-weights", default=None, choices=["int8"], help="CPU: int8 Linear weights")
     p.add_argument("--fidelity", action="store_true", help="CPU: also compare one request with fp32")
+    p.add_argument(
+        "--measure-cpu",
+        action="store_true",
+        help="only time each CPU precision on this model and recommend one (as Settings › On the CPU › "
+        "Measure on this computer)",
+    )
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per usable core)")
     p.add_argument("--concurrency", default="1,4,16,64", help="comma-separated request counts")
     p.add_argument("--steps", type=int, default=100, help="patches per request")
@@ -442,6 +448,11 @@ def main(args) -> int:
         cpu_precision=args.cpu_weights or "auto",
     )
     cpu_steps = (max(2, args.steps // 4), args.steps)
+    if args.measure_cpu:
+        from app.engine.cpu_measure import measure
+
+        print(measure(args.model, threads=threads or cpu_threads()).summary())
+        return 0
     if args.official_only:
         eager = bench_official(args.model, False, device, cpu_steps, args.official_dtype)
         res = {"official": {"eager": eager}}
