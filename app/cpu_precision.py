@@ -64,12 +64,7 @@ class CpuPrecision:
     @property
     def name(self) -> str:
         """The short name shown beside the device: "int8", "bf16" or "fp32"."""
-        return "int8" if self.int8 else SHORT[self.dtype]
-
-    @property
-    def choice(self) -> str:
-        """The setting that gives this precision: "int8", "bfloat16" or "float32"."""
-        return "int8" if self.int8 else self.dtype
+        return "int8" if self.int8 else SHORT.get(self.dtype, self.dtype)  # bench --dtype bf16: as given
 
     @property
     def reason(self) -> str:

@@ -42,7 +42,7 @@ def test_automatic_choice_follows_native_bf16(caps, dtype, line):
 def test_a_named_choice_wins_over_the_processor(choice, name):
     for caps in (AVX2, AMX):
         p = decide(choice, caps)
-        assert (p.name, p.choice, p.chosen) == (name, choice, True)
+        assert (p.name, p.chosen) == (name, True)
         assert p.describe() == f"{name}: chosen by the user"
     assert decide("int8", AMX).dtype == "float32"  # int8 weights are made from the fp32 model
 
@@ -56,7 +56,8 @@ def test_for_device_and_device_line():
     assert for_device("cuda", "int8") is None and for_device("cuda:1") is None  # a GPU keeps its dtype
     assert for_device("cpu", "auto", caps=AMX).dtype == "bfloat16"
     forced = for_device("cpu", "auto", "float32", caps=AMX)  # bench --dtype, tests
-    assert (forced.dtype, forced.chosen) == ("float32", True)
+    assert (forced.dtype, forced.chosen, forced.describe()) == ("float32", True, "fp32: chosen by the user")
+    assert for_device("cpu", "auto", "bf16", caps=AVX2).name == "bf16"  # an alias load_model takes
     assert device_line("cpu", decide("auto", AMX)) == "cpu · bf16: this CPU has AMX"
     assert device_line("cuda:0", None) == "cuda:0"
 
