@@ -24,12 +24,8 @@ class _Worker(QObject):
     failed = Signal(str)  # one plain-language line
     stopped = Signal()
 
-    def __init__(self, stop: threading.Event) -> None:
-        super().__init__()
-        self._stop = stop
-
-    @Slot(str)
-    def run(self, model_dir: str) -> None:
+    @Slot(str, object)
+    def run(self, model_dir: str, stop: threading.Event) -> None:
         from app.engine.config import cpu_threads
         from app.engine.cpu_measure import measure
 
@@ -38,7 +34,7 @@ class _Worker(QObject):
                 model_dir,
                 threads=cpu_threads(leave=1),  # as the window's engine runs
                 progress=lambda f, path: self.progress.emit(int(100 * f), path),
-                cancelled=self._stop.is_set,
+                cancelled=stop.is_set,
             )
         except MeasureCancelled:
             self.stopped.emit()
@@ -58,12 +54,12 @@ class CpuMeasure(QObject):
     done = Signal(object)
     failed = Signal(str)
     stopped = Signal()
-    _run = Signal(str)
+    _run = Signal(str, object)
 
     def __init__(self, thread: QThread, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._stop = threading.Event()
-        self._worker = _Worker(self._stop)
+        self._worker = _Worker()
         self._worker.moveToThread(thread)
         self._run.connect(self._worker.run)
         self._worker.progress.connect(self.progress)
@@ -72,8 +68,9 @@ class CpuMeasure(QObject):
         self._worker.stopped.connect(self.stopped)
 
     def start(self, model_dir: str) -> None:
-        self._stop.clear()
-        self._run.emit(model_dir)
+        """Queue a measurement; a run stopped earlier keeps its own flag, so it still ends."""
+        self._stop = threading.Event()
+        self._run.emit(model_dir, self._stop)
 
     def stop(self) -> None:
         self._stop.set()
