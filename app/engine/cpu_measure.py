@@ -1,6 +1,6 @@
 """Measure on this computer: how fast each CPU precision runs the user's model, and which to use.
 
-Settings › On the CPU › *Measure on this computer* (and ``voxdesk bench``'s numbers, in short):
+Settings › On the CPU › *Measure on this computer*, and ``voxdesk bench --model DIR --measure-cpu``:
 for each path this processor can run well — exact fp32, bf16 where it is native
 (:func:`app.cpu_precision.native_bf16`), int8 Linear weights — an engine is built on the model
 folder, one zero-shot request is warmed up and then timed for a few patches (median step), and the
