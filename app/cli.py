@@ -284,7 +284,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
         _make_folder(jobs[0].out.parent)
         rendered = _render_batch(jobs, voice, args)
     else:
-        synth = Synthesizer.from_dir(args.model, device, cpu_weights=args.cpu_weights)
+        synth = Synthesizer.from_dir(args.model, device, cpu_precision=args.dtype)
         rendered = _render(synth, jobs, voice, args)
     for job, result in rendered:
         write_audio(job.out, result.audio, result.sample_rate, fmt=job.fmt)
@@ -367,6 +367,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     print(f"  {'total':<24}{total / 1e6:>10.2f} M")
     print(f"weights: {', '.join(p.name for p in files)} (intact, shapes match config.json)")
     print(f"tokenizer: {tokens} entries, all inside the model's vocabulary of {cfg.lm.vocab_size}")
+    from app.cpu_precision import decide
+
+    print(f"device: {f'cuda ({torch.cuda.get_device_name(0)})' if torch.cuda.is_available() else 'cpu'}")
+    print(f"cpu precision: {decide().describe()} (synth and serve --dtype choose another)")
     return 0
 
 

@@ -1,10 +1,12 @@
-"""The engine options the commands share (``synth``, ``serve``): where the model runs and with
-which weights on the CPU, and the :class:`EngineConfig` they make."""
+"""The engine options the commands share (``synth``, ``serve``): where the model runs and in which
+precision on the CPU, and the :class:`EngineConfig` they make."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING
+
+from app.cpu_precision import AUTO, CHOICES
 
 if TYPE_CHECKING:
     from app.engine import EngineConfig
@@ -13,16 +15,19 @@ if TYPE_CHECKING:
 def add_engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     p.add_argument(
-        "--cpu-weights",
-        choices=("float32", "int8"),
-        default="float32",
-        help="on the CPU: exact float32 weights (default) or int8 Linear weights, about two to three "
-        "times faster per step and a close approximation of the exact voice",
+        "--dtype",
+        choices=CHOICES,
+        default=AUTO,
+        help="precision on the CPU: auto (default: bf16 where the CPU has native bf16, AMX or "
+        "AVX512-BF16, else fp32), float32 (exact), bfloat16, or int8 Linear weights (faster, a close "
+        "approximation of the exact voice); a GPU runs the checkpoint's dtype",
     )
+    # the option's name before --dtype: scripts that pass it keep working
+    p.add_argument("--cpu-weights", dest="dtype", choices=("float32", "int8"), help=argparse.SUPPRESS)
 
 
 def engine_config(args: argparse.Namespace, **extra: int) -> EngineConfig:
-    """The engine settings the command line names (model, device, CPU weights)."""
+    """The engine settings the command line names (model, device, CPU precision)."""
     from app.engine import EngineConfig
 
-    return EngineConfig(model_dir=args.model, device=args.device, cpu_weights=args.cpu_weights, **extra)
+    return EngineConfig(model_dir=args.model, device=args.device, cpu_precision=args.dtype, **extra)

@@ -49,6 +49,7 @@ def bundled_model_dir() -> Path | None:
 
 def synthesise(model_dir: Path, text: str, device: str) -> tuple[np.ndarray, int, dict[str, str]]:
     """Speak ``text`` through the engine; return (samples, sample rate, facts for the report)."""
+    from app.cpu_precision import device_line
     from app.engine import Engine, EngineConfig, SynthRequest
     from app.engine.events import AudioChunk, RequestFailed, RequestFinished
 
@@ -78,7 +79,10 @@ def synthesise(model_dir: Path, text: str, device: str) -> tuple[np.ndarray, int
         if finished is None:
             raise SelfTestFailure(f"the engine did not finish the sentence in {10 * MAX_PATCHES} steps")
         rate = int(engine.sample_rate)
-        facts = {"device": str(engine.device), "model": getattr(engine, "model_name", model_dir.name)}
+        facts = {
+            "device": device_line(str(engine.device), engine.precision),
+            "model": getattr(engine, "model_name", model_dir.name),
+        }
     finally:
         engine.shutdown()
     done = time.perf_counter()

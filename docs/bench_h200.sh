@@ -4,9 +4,11 @@
 # then the ablation (each optimization switched off alone). Real-size random checkpoints come
 # from the core's checkpoint writer. Needs .whl/ carried (voxcpm 2.0.3, nano-vllm-voxcpm 2.0.5,
 # the pydantic stack) and peer-bench/ carried. Writes log.txt and results.tgz (JSON) under $OUT.
-# cpu: VoxCPM-0.5B real shapes on two of the host's cores (taskset), ours fp32 / int8 / bf16 and
-# the official eager loop back to back, in the background beside the GPU sections (cpu.log).
-# cpu2: VoxCPM2 real shapes on two host cores, ours fp32 / int8 and the official eager loop.
+# cpu: VoxCPM-0.5B real shapes on two of the host's cores (taskset), ours in its default (the
+# automatic CPU precision: bf16 on this AMX host) / fp32 / int8 and the official eager loop in its
+# default (bf16) and fp32, back to back, in the background beside the GPU sections (cpu.log); then
+# the bf16 CPU parity test (tests/test_cpu_bf16_parity.py) on the same cores.
+# cpu2: VoxCPM2 real shapes on two host cores, the same runs as cpu (without the parity test).
 # serve: `voxdesk serve` on the GPU with VoxCPM2 real shapes under the load generator (1, 8, 32
 # clients, then a 1,000-request soak: RSS and GPU memory every 500 requests). cpu and cpu2 use the
 # same two host cores (14, 15): ask for one of them per call.
@@ -27,10 +29,11 @@ ARGS="$*"
 ckpt() {  # preset folder
     [ -f "$2/model.safetensors" ] || python3 -c "from app.models.voxcpm.checkpoint import write_checkpoint as w; w('$2', '$1')"
 }
-cpu_vs_official() {  # LABEL TIMEOUT INT8_ARGS BENCH_ARGS...: ours fp32, ours int8, official eager
+cpu_vs_official() {  # LABEL TIMEOUT INT8_ARGS BENCH_ARGS...: ours default, fp32, int8, official eager
     local label=$1 limit=$2 int8=$3 run  # (in the checkpoint's dtype, bf16, and in fp32)
     shift 3
-    for run in "fp32:" "int8:$int8" "official:--official-only" "official_fp32:--official-only --official-dtype float32"; do
+    for run in "default:" "fp32:--dtype float32" "int8:$int8" "official:--official-only" \
+        "official_fp32:--official-only --official-dtype float32"; do
         echo "== $label ${run%%:*}"
         # shellcheck disable=SC2086  # the switches are several words
         taskset -c 14,15 timeout "$limit" bash -c 'bench "$@"' _ "$@" ${run#*:} --json "$RES/${label}_${run%%:*}.json"
@@ -69,6 +72,10 @@ with torch.inference_mode():
     print("gemm vs torch max abs", float((out["gemm"] - out["torch"]).abs().max()), "vs whole", float((out["gemm"] - full).abs().max()))
 PY
         cpu_vs_official cpu 200 "--cpu-weights int8 --fidelity" $C
+        echo "== cpu bf16 parity with the official bf16 CPU loop (skipped without native bf16)"
+        python3 -c 'from app.cpu_precision import decide; print(decide().describe())'
+        taskset -c 14,15 timeout 300 python3 -m pytest -q -rs -s -p no:cacheprovider \
+            tests/test_cpu_bf16_parity.py 2>&1 | grep -E "bf16 |passed|failed|skipped|Error|assert" | tail -20
     ) > "$OUT/cpu.log" 2>&1 &
     CPU_PID=$!
     taskset -cp 0-11 $$ > /dev/null  # the GPU sections keep off the cores the CPU runs use

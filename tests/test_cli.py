@@ -41,20 +41,21 @@ def test_synth_one_text_matches_library(tiny_v2, tmp_path, capsys):
 
 
 def test_synth_int8_on_the_cpu(tiny_v2, tmp_path, capsys):
-    """``--cpu-weights int8`` reaches the model (its stacks run int8 Linear) and speaks the same
-    length; the exact default is untouched."""
+    """``--dtype int8`` reaches the model (its stacks run int8 Linear) and speaks the same length;
+    the exact path is untouched (``--cpu-weights``, the option's former name, still works)."""
     args = ["synth", "--model", str(tiny_v2), "--text", "hello world", "--seed", "3", "--device", "cpu"]
     args += ["--min-len", "6", "--max-len", "6"]
     heard = {}
     for weights in ("float32", "int8"):
         out = tmp_path / f"{weights}.wav"
-        code, stdout, _ = _run([*args, "--cpu-weights", weights, "--out", str(out)], capsys)
+        option = "--dtype" if weights == "int8" else "--cpu-weights"
+        code, stdout, _ = _run([*args, option, weights, "--out", str(out)], capsys)
         assert code == 0 and "6 patches" in stdout
         heard[weights] = sf.read(out, dtype="float32")[0]
     assert len(heard["int8"]) == len(heard["float32"]) and not np.array_equal(heard["int8"], heard["float32"])
     exact = Synthesizer.from_dir(tiny_v2, "cpu").synthesize("hello world", seed=3, min_len=6, max_len=6)
     assert np.abs(heard["float32"] - exact.audio).max() <= 1.0 / 2**15 + 1e-6
-    int8 = Synthesizer.from_dir(tiny_v2, "cpu", cpu_weights="int8").model
+    int8 = Synthesizer.from_dir(tiny_v2, "cpu", cpu_precision="int8").model
     assert "quantized" in type(int8.base_lm.layers[0].self_attn.qkv_proj).__module__
 
 

@@ -42,6 +42,7 @@ def _one_thread():
 
 def _engine(path, **kw) -> Engine:
     kw.setdefault("block_size", 4)
+    kw.setdefault("cpu_precision", "float32")  # the exact path, held to the official fp32 loop
     return Engine(EngineConfig(model_dir=str(path), device="cpu", **kw))
 
 

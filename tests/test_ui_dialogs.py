@@ -14,7 +14,9 @@ from PySide6.QtWidgets import QApplication
 from tiny import tone
 from ui_fixtures import ScriptedDialogs, home, open_window, ui_model  # noqa: F401
 
+from app.cpu_precision import decide
 from app.voices.library import VoiceLibrary
+from ui.engine_host import describe_device
 
 
 class FakeInputStream:
@@ -104,7 +106,8 @@ def test_first_run_opens_model_manager_and_checks_a_folder(qtbot, home, ui_model
     qtbot.mouseClick(manager.folder_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.model.ready, timeout=30_000)
     assert window.settings.model_dir == ui_model
-    assert window.engine_label.text() == "Engine: ready" and window.device_label.text() == "CPU"
+    assert window.engine_label.text() == "Engine: ready"
+    assert window.device_label.text() == describe_device("cpu", decide())  # the automatic choice, and why
 
 
 def test_model_manager_download_is_resumable_and_cancellable(qtbot, home, monkeypatch):  # noqa: F811
@@ -151,12 +154,32 @@ def test_settings_dialog_round_trip(qtbot, home):  # noqa: F811
     dialog.language.setCurrentIndex(dialog.language.findData("zh_CN"))
     dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
     dialog.device.setCurrentIndex(dialog.device.findData("cpu"))
-    assert dialog.cpu_weights.currentData() == "float32"  # exact unless the user asks
-    dialog.cpu_weights.setCurrentIndex(dialog.cpu_weights.findData("int8"))
+    combo = dialog.cpu.combo
+    assert combo.currentData() == "auto"  # the processor decides unless the user does
+    assert [combo.itemData(i) for i in range(combo.count())] == ["auto", "float32", "bfloat16", "int8"]
+    assert not dialog.cpu.button.isEnabled()  # nothing to measure without a loaded model
+    combo.setCurrentIndex(combo.findData("int8"))
     dialog.accept()
     again = Settings()
-    assert (again.language, again.theme, again.device, again.cpu_weights) == ("zh_CN", "dark", "cpu", "int8")
+    assert (again.language, again.theme, again.device) == ("zh_CN", "dark", "cpu")
+    assert again.cpu_precision == "int8"
     assert again.path.parent == home / "config"
+
+
+def test_cpu_precision_setting_reads_the_older_cpu_weights_key(home):  # noqa: F811
+    """Before the automatic choice, "float32" was the default everyone had saved: it now reads
+    Automatic; an "int8" was a choice and stays one."""
+    from ui.settings import Settings
+
+    settings = Settings()
+    assert settings.cpu_precision == "auto"
+    for old, new in (("float32", "auto"), ("int8", "int8")):
+        settings._set("engine/cpu_weights", old)
+        assert Settings().cpu_precision == new
+    settings.cpu_precision = "bfloat16"
+    assert Settings().cpu_precision == "bfloat16"
+    settings._set("engine/cpu_precision", "fp8")
+    assert Settings().cpu_precision == "auto"
 
 
 def test_uncaught_exception_is_logged_and_shown(home):  # noqa: F811
@@ -193,6 +216,26 @@ def test_chinese_translation_loads(qtbot, home):  # noqa: F811
     finally:
         remove_translators(app, translators)
     assert Path(__file__).parent.parent.joinpath("ui", "i18n", "voxdesk_zh_CN.qm").is_file()
+
+
+def test_cpu_precision_is_shown_in_chinese(qtbot, home):  # noqa: F811
+    """The status bar's precision and reason, and Settings › On the CPU, in the Chinese window."""
+    from ui.i18n import install_translators, remove_translators
+    from ui.views.cpu_settings import CpuPrecisionBox
+
+    app = QApplication.instance()
+    translators = install_translators(app, "zh_CN")
+    amx = {"amx_tile": True, "avx512_bf16": True}
+    try:
+        assert describe_device("cpu", decide("auto", amx)) == "CPU · bf16：此 CPU 支持 AMX"
+        assert describe_device("cpu", decide("auto", {})) == "CPU · fp32：此 CPU 无原生 bf16"
+        assert describe_device("cpu", decide("int8", amx)) == "CPU · 8 位权重：在设置中选择"
+        box = CpuPrecisionBox("int8", None, "")
+        qtbot.addWidget(box)
+        assert box.button.text() == "在本机上测速" and box.combo.currentText() == "更快（8 位权重）"
+        assert box.combo.itemText(0).startswith("自动（")
+    finally:
+        remove_translators(app, translators)
 
 
 SMOKE = """

@@ -147,10 +147,18 @@ def test_event_loop_stays_responsive_while_loading_and_generating(qtbot, home, u
 def test_faster_cpu_weights_from_settings_reload_the_engine_and_speak(qtbot, home, ui_model, tmp_path):  # noqa: F811
     """Settings > On the CPU > Faster: the engine reloads with int8 Linear weights, the status
     bar says so, the exact model's takes are kept but marked as made with another model, and
-    regenerating them works; back to Exact, the int8 model's are marked the same way."""
+    regenerating them works; back to Exact, the int8 model's are marked the same way. The status
+    bar names the automatic choice and its reason first."""
+    from app.cpu_precision import decide
+    from ui.engine_host import describe_device
+
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, ui_model, dialogs)
-    assert window.device_label.text() == "CPU"
+    assert window.device_label.text() == describe_device("cpu", decide())
+    automatic = (
+        "fp32: no native bf16 on this CPU", "bf16: this CPU has AMX", "bf16: this CPU has AVX512-BF16"
+    )
+    assert window.device_label.text() in [f"CPU · {why}" for why in automatic]
     import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
     type_script(qtbot, window, "Hello there. How are you?")
     speak_and_wait(qtbot, window)
@@ -159,15 +167,15 @@ def test_faster_cpu_weights_from_settings_reload_the_engine_and_speak(qtbot, hom
     def choose(weights: str) -> None:
         window.actions.open_settings()
         dialog = window.actions.dialog
-        dialog.cpu_weights.setCurrentIndex(dialog.cpu_weights.findData(weights))
+        dialog.cpu.combo.setCurrentIndex(dialog.cpu.combo.findData(weights))
         dialog.accept()
         window.activateWindow()  # what the window manager does when a dialog closes
         assert window.engine_label.text().startswith("Engine: loading")
         qtbot.waitUntil(lambda: window.model.ready and QApplication.activeWindow() is window, timeout=30_000)
-        assert window.settings.cpu_weights == weights
+        assert window.settings.cpu_precision == weights
 
     choose("int8")
-    assert window.device_label.text() == "CPU · 8-bit weights"
+    assert window.device_label.text() == "CPU · 8-bit weights: chosen in Settings"
     assert [s.status for s in window.session.segments] == ["done", "done"]
     assert [list(s.stale) for s in window.session.segments] == [["context"]] * 2
     assert "Made with another model" in window.script.table.cell_text(1, 3)
@@ -177,8 +185,38 @@ def test_faster_cpu_weights_from_settings_reload_the_engine_and_speak(qtbot, hom
     assert window.session.stale_indices() == []
     assert not np.array_equal(window.session.segments[0].samples(), exact[0])
     choose("float32")
-    assert window.device_label.text() == "CPU"
+    assert window.device_label.text() == "CPU · fp32: chosen in Settings"
     assert window.session.stale_indices() == [0, 1]  # nor the other way round
+
+
+def test_measure_on_this_computer_runs_off_the_gui_thread_recommends_and_stops(qtbot, home, ui_model):  # noqa: F811
+    """Settings > On the CPU > Measure on this computer: each path is timed on the loaded model on
+    the engine thread (the GUI thread runs no engine or torch code meanwhile), the result names
+    every path and the recommendation, which is selected; a second run can be stopped."""
+    from app.cpu_precision import native_bf16
+
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, ui_model, dialogs)
+    qtbot.waitUntil(lambda: window.model.ready, timeout=30_000)
+    window.actions.open_settings()
+    box = window.actions.dialog.cpu
+    assert box.button.isEnabled() and box.button.text() == "Measure on this computer"
+    watcher = GuiThreadWatcher()
+    qtbot.mouseClick(box.button, Qt.MouseButton.LeftButton)
+    assert box.running and box.button.text() == "Stop" and box.result.text().startswith("Measuring")
+    qtbot.waitUntil(lambda: not box.running, timeout=120_000)
+    assert watcher.stop() == []
+    lines = box.result.text().split("\n")
+    names = ["32-bit", "bf16", "8-bit weights"] if native_bf16() else ["32-bit", "8-bit weights"]
+    assert [line.split(":")[0] for line in lines[:-1]] == names, lines
+    assert "ms per step" in lines[0] and "away from the exact voice" in lines[-2]
+    assert lines[-1].startswith("Recommended: ") and box.combo.currentText() in lines[-1]
+    qtbot.mouseClick(box.button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(box.button, Qt.MouseButton.LeftButton)  # Stop
+    qtbot.waitUntil(lambda: not box.running, timeout=60_000)
+    assert box.result.text() == "Measurement stopped." and box.button.isEnabled()
+    window.actions.dialog.reject()
+    assert dialogs.errors == []
 
 
 def test_stop_cancels_mid_run(qtbot, home, ui_model, tmp_path):  # noqa: F811

@@ -17,6 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
 
+from ui.cpu_measure import CpuMeasure
 from ui.errors import report
 
 log = logging.getLogger(__name__)
@@ -50,17 +51,19 @@ class ModelInfo:
     encoder_rate: int  # rate of prompt audio (the VAE's input)
     device: str  # status-bar text, e.g. "NVIDIA H200 · 120.3 GB free" or "CPU"
     limits: Any = None  # app.voices.fit.ModelLimits: what fits in the model's positions
-    int8: bool = False  # running with int8 Linear weights on the CPU: its takes are its own
+    precision: str = ""  # on the CPU "fp32", "bf16" or "int8" (app/cpu_precision.py); else ""
 
     @property
     def results_key(self) -> str:
-        """Keys stored takes: the exact model's and the int8 one's are not interchangeable
-        (voice latents are: the audio encoder is the same float model in both)."""
-        return f"{self.model_id}+int8" if self.int8 else self.model_id
+        """Keys stored takes: the exact model's, the bf16 one's and the int8 one's are not
+        interchangeable (voice latents are: the audio encoder is the same fp32 model in all)."""
+        return f"{self.model_id}+{self.precision}" if self.precision in ("bf16", "int8") else self.model_id
 
 
-def describe_device(device: str, int8: bool = False) -> str:
-    """'NVIDIA H200 · 120.3 GB free', 'CPU' or 'CPU · 8-bit weights', in the window's language."""
+def describe_device(device: str, precision: Any = None) -> str:
+    """'NVIDIA H200 · 120.3 GB free', 'CPU · bf16: this CPU has AMX', 'CPU · fp32: no native bf16
+    on this CPU' or 'CPU · 8-bit weights: chosen in Settings', in the window's language
+    (``precision``: the engine's :class:`app.cpu_precision.CpuPrecision`)."""
     import torch
 
     if device.startswith("cuda") and torch.cuda.is_available():
@@ -68,9 +71,24 @@ def describe_device(device: str, int8: bool = False) -> str:
         free, _total = torch.cuda.mem_get_info(index)
         text = QCoreApplication.translate("EngineHost", "{0} · {1} GB free")
         return text.format(torch.cuda.get_device_name(index), f"{free / 1e9:.1f}")
-    if int8:
-        return QCoreApplication.translate("EngineHost", "CPU · 8-bit weights")
-    return QCoreApplication.translate("EngineHost", "CPU")
+    if precision is None:
+        return QCoreApplication.translate("EngineHost", "CPU")
+    return QCoreApplication.translate("EngineHost", "CPU · {0}").format(describe_precision(precision))
+
+
+def describe_precision(precision: Any) -> str:
+    """'bf16: this CPU has AMX', '8-bit weights: chosen in Settings', in the window's language."""
+    if precision.int8:
+        name = QCoreApplication.translate("EngineHost", "8-bit weights")
+    else:
+        name = precision.name
+    if precision.chosen:
+        reason = QCoreApplication.translate("EngineHost", "chosen in Settings")
+    elif precision.feature:
+        reason = QCoreApplication.translate("EngineHost", "this CPU has {0}").format(precision.feature)
+    else:
+        reason = QCoreApplication.translate("EngineHost", "no native bf16 on this CPU")
+    return QCoreApplication.translate("EngineHost", "{0}: {1}").format(name, reason)
 
 
 def _needs_encoding(prompt: Any) -> bool:
@@ -124,7 +142,7 @@ class EngineHost(QObject):
 
     # --- slots (engine thread) ------------------------------------------------------------
     @Slot(str, str, str)
-    def load(self, model_dir: str, device: str, cpu_weights: str = "float32") -> None:
+    def load(self, model_dir: str, device: str, cpu_precision: str = "auto") -> None:
         from app.engine import Engine, EngineConfig
         from app.engine.config import cpu_threads
         from app.engine.host import EngineHost as SharedHost
@@ -138,7 +156,7 @@ class EngineHost(QObject):
                 model_dir=model_dir,
                 device=device,
                 threads=cpu_threads(leave=1),
-                cpu_weights=cpu_weights,  # applies on the CPU only
+                cpu_precision=cpu_precision,  # applies on the CPU only
             )
             engine = Engine(config, progress=self._progress)
             cfg = engine.model.cfg
@@ -148,9 +166,9 @@ class EngineHost(QObject):
                 architecture=cfg.architecture,
                 sample_rate=int(engine.sample_rate),
                 encoder_rate=int(engine.model.encode_rate),
-                device=describe_device(str(engine.device), engine.cpu_int8),
+                device=describe_device(str(engine.device), engine.precision),
                 limits=_limits(engine),
-                int8=engine.cpu_int8,
+                precision=engine.precision.name if engine.precision else "",
             )
         except Exception as exc:  # noqa: BLE001 - every failure becomes one message
             self.loadFailed.emit(report(exc, "loading the model"))
@@ -361,7 +379,7 @@ class EngineHost(QObject):
         if self._timer is not None and self._timer.isActive():
             self._timer.stop()
             if self._engine is not None:
-                self.deviceChanged.emit(describe_device(self._device, self._engine.cpu_int8))
+                self.deviceChanged.emit(describe_device(self._device, self._engine.precision))
                 self.stateChanged.emit("ready")
 
 
@@ -385,10 +403,12 @@ class EngineClient(QObject):
         self._submit.connect(self.host.submit)
         self._cancel.connect(self.host.cancel)
         self._shutdown.connect(self.host.close, Qt.ConnectionType.BlockingQueuedConnection)
+        # Settings › On the CPU › Measure on this computer: runs on this same thread
+        self.measure = CpuMeasure(self.thread, self)
         self.thread.start()
 
-    def load(self, model_dir: str, device: str, cpu_weights: str = "float32") -> None:
-        self._load.emit(model_dir, device, cpu_weights)
+    def load(self, model_dir: str, device: str, cpu_precision: str = "auto") -> None:
+        self._load.emit(model_dir, device, cpu_precision)
 
     def load_remote(self, url: str, api_key: str) -> None:
         self._load_remote.emit(url, api_key)

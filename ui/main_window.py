@@ -782,7 +782,7 @@ class MainWindow(QMainWindow):
     def load_model(self, folder: Path) -> None:
         self.model = ModelState(folder=folder, state="loading")
         self._show_model_state()
-        self.client.load(str(folder), self.settings.device, self.settings.cpu_weights)
+        self.client.load(str(folder), self.settings.device, self.settings.cpu_precision)
 
     def _engine_state(self, state: str) -> None:
         self.model.state = state

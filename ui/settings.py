@@ -15,14 +15,17 @@ from PySide6.QtCore import QByteArray, QSettings
 
 from app import paths, quarantine
 from app.backcheck.takes import DEFAULT_MAX_TAKES, DEFAULT_THRESHOLD, MAX_TAKES_LIMIT
+from app.cpu_precision import CHOICES
 
 DEVICES = ("auto", "cuda", "cpu")
-CPU_WEIGHTS = ("float32", "int8")  # on the CPU: exact weights, or int8 Linear (faster, approximate)
+# On the CPU: automatic (bf16 where native, else fp32), exact fp32, bf16, int8 Linear weights
+CPU_PRECISIONS = CHOICES
 BACKENDS = ("local", "server")  # speech made on this computer, or by a remote speech server
 LANGUAGES = ("en", "zh_CN")
 THEMES = ("light", "dark")
 TEXT_KEYS = (
     "engine/device",
+    "engine/cpu_precision",
     "engine/cpu_weights",
     "engine/model_dir",
     "export/output_dir",
@@ -97,12 +100,16 @@ class Settings:
         self._set("engine/device", value)
 
     @property
-    def cpu_weights(self) -> str:
-        return self._choice("engine/cpu_weights", CPU_WEIGHTS)
+    def cpu_precision(self) -> str:
+        """app/cpu_precision.py's choice. A file from before it had only ``cpu_weights``: its
+        "int8" was a choice and is kept; its "float32" was the default then, so it reads "auto"."""
+        if self._q.contains("engine/cpu_precision"):
+            return self._choice("engine/cpu_precision", CPU_PRECISIONS)
+        return "int8" if self._get("engine/cpu_weights", "") == "int8" else "auto"
 
-    @cpu_weights.setter
-    def cpu_weights(self, value: str) -> None:
-        self._set("engine/cpu_weights", value)
+    @cpu_precision.setter
+    def cpu_precision(self, value: str) -> None:
+        self._set("engine/cpu_precision", value)
 
     @property
     def model_dir(self) -> Path | None:

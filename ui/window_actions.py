@@ -279,9 +279,12 @@ class WindowActions(QObject):
         from ui.views.settings_dialog import SettingsDialog
 
         s = self.w.settings
-        before = (s.language, (s.device, s.cpu_weights), s.model_dir)
+        before = (s.language, (s.device, s.cpu_precision), s.model_dir)
         source = self.w.engine_source()
-        dialog = SettingsDialog(self.w.settings, self.w.dialogs, self.w, api=self.w.api)
+        local = source == ("local",) and self.w.model.ready and self.w.model.folder is not None
+        folder = str(self.w.model.folder) if local else ""
+        measure = self.w.client.measure
+        dialog = SettingsDialog(s, self.w.dialogs, self.w, api=self.w.api, measure=measure, model_dir=folder)
         self._show(dialog, lambda: self._settings_changed(before, source))
 
     def _settings_changed(self, before: tuple[str, tuple[str, str], Path | None], source: tuple = ()) -> None:
@@ -299,7 +302,7 @@ class WindowActions(QObject):
         folder = s.model_dir
         if self.w.engine_source() != source:
             self.w.start()  # local engine <-> speech server
-        elif folder is not None and (folder != before[2] or (s.device, s.cpu_weights) != before[1]):
+        elif folder is not None and (folder != before[2] or (s.device, s.cpu_precision) != before[1]):
             self.w.load_model(folder)
 
     def open_log_folder(self) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from app import atomic
+from app.cpu_precision import device_line
 from app.engine.config import EngineConfig
 from app.engine.engine import Engine
 from app.engine.events import RequestFailed, RequestFinished
@@ -180,6 +181,7 @@ def bench_engine(
     engine = Engine(config)
     res: dict[str, Any] = {
         "device": str(engine.device),
+        "precision": device_line(str(engine.device), engine.precision),
         "attention": engine.runner.base_kv.backend,
         "cuda_graphs": engine.runner.graphs is not None,
         "engine_init_s": engine.ready_s,
@@ -244,7 +246,7 @@ def fidelity(config: EngineConfig, steps: int, voice_patches: int) -> dict[str, 
     from dataclasses import replace
 
     outs = []
-    for cfg in (config, replace(config, dtype="float32", cpu_weights=None, vae_dtype="float32")):
+    for cfg in (config, replace(config, dtype="float32", cpu_precision="float32", vae_dtype="float32")):
         engine = Engine(replace(cfg, max_num_seqs=1))
         voice = _voice(engine, voice_patches)
         req = SynthRequest(
@@ -350,7 +352,7 @@ def bench_official(
 
 def table(res: dict[str, Any]) -> str:
     lines = [
-        f"device {res['device']} ({res['threads']} threads)  attention {res['attention']}  "
+        f"device {res['precision']} ({res['threads']} threads)  attention {res['attention']}  "
         f"graphs {res['cuda_graphs']}  peak RSS {res['peak_rss_gb']:.2f} GB  "
         f"ready {res['engine_init_s']:.1f} s (process {res['ready_from_process_start_s']:.1f} s)  "
         f"peak {res.get('peak_gpu_gb', float('nan')):.2f} GB",
@@ -385,9 +387,16 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("bench", help="measure the engine (and the official package, if installed)")
     p.add_argument("--model", required=True, help="model folder (official layout)")
     p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default=None)
+    p.add_argument("--dtype", default=None, help="the model's dtype on any device (default: on the CPU "
+                   "bf16 where it has native bf16, else fp32; on a GPU the checkpoint's)")
     p.add_argument("--cpu-weights", default=None, choices=["int8"], help="CPU: int8 Linear weights")
     p.add_argument("--fidelity", action="store_true", help="CPU: also compare one request with fp32")
+    p.add_argument(
+        "--measure-cpu",
+        action="store_true",
+        help="only time each CPU precision on this model and recommend one (as Settings › On the CPU › "
+        "Measure on this computer)",
+    )
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per usable core)")
     p.add_argument("--concurrency", default="1,4,16,64", help="comma-separated request counts")
     p.add_argument("--steps", type=int, default=100, help="patches per request")
@@ -436,9 +445,14 @@ def main(args) -> int:
         overlap_vae=not args.no_overlap,
         vae_dtype=args.vae_dtype,
         threads=threads,
-        cpu_weights=args.cpu_weights,
+        cpu_precision=args.cpu_weights or "auto",
     )
     cpu_steps = (max(2, args.steps // 4), args.steps)
+    if args.measure_cpu:
+        from app.engine.cpu_measure import measure
+
+        print(measure(args.model, threads=threads or cpu_threads()).summary())
+        return 0
     if args.official_only:
         eager = bench_official(args.model, False, device, cpu_steps, args.official_dtype)
         res = {"official": {"eager": eager}}

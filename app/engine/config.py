@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from app.cpu_precision import CHOICES
+
 
 @dataclass
 class EngineConfig:
@@ -17,7 +19,9 @@ class EngineConfig:
 
     model_dir: str
     device: str = "auto"
-    dtype: str | None = None  # default: fp32 on CPU, the config's dtype on CUDA
+    # An explicit dtype for the model on any device (bench, tests); None: on the CPU the one
+    # ``cpu_precision`` gives, on CUDA the config's.
+    dtype: str | None = None
     max_num_seqs: int = 64
     max_num_batched_tokens: int = 8192
     max_model_len: int = 4096  # positions per request: prompt plus generated patches
@@ -34,9 +38,11 @@ class EngineConfig:
     # but on random real-shape weights their audio is 14-23 % (relative L2) off fp32
     # (docs/benchmarks.md), so fp32 stays the default until a real checkpoint says otherwise.
     vae_dtype: str = "float32"  # float32 | bfloat16 | float16
-    # CPU only: "int8" runs the transformer stacks' Linear layers with int8 weights (dynamic
-    # quantization; error against fp32 in docs/benchmarks.md). None or "float32" keeps float weights.
-    cpu_weights: str | None = None
+    # CPU only (app/cpu_precision.py): "auto" is bf16 where the CPU has native bf16 (AVX512_BF16
+    # or AMX), else fp32; "float32" is the exact (parity) path; "bfloat16"; "int8" runs the
+    # transformer stacks' Linear layers with int8 weights (dynamic quantization; error against
+    # fp32 in docs/benchmarks.md).
+    cpu_precision: str = "auto"
     # CPU threads for the model's math (torch.set_num_threads) when set; None leaves the process's
     # setting. The CLI passes cpu_threads() unless told otherwise.
     threads: int | None = None
@@ -50,8 +56,8 @@ class EngineConfig:
             raise ValueError("max_model_len must be at least 16")
         if self.vae_dtype not in ("float32", "bfloat16", "float16"):
             raise ValueError("vae_dtype must be float32, bfloat16 or float16")
-        if self.cpu_weights not in (None, "float32", "int8"):
-            raise ValueError("cpu_weights must be None, 'float32' or 'int8'")
+        if self.cpu_precision not in CHOICES:
+            raise ValueError(f"cpu_precision must be one of {', '.join(CHOICES)}")
         if self.threads is not None and self.threads < 1:
             raise ValueError("threads must be at least 1")
         if not 0.05 <= self.gpu_memory_utilization <= 1.0:

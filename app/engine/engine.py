@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from app.cpu_precision import for_device
 from app.engine.attention import PagedKVCache, pick_backend
 from app.engine.block_manager import BlockManager
 from app.engine.config import EngineConfig
@@ -39,7 +40,7 @@ from app.models.voxcpm.prompt import (
     normalize_text,
     patch_budget,
 )
-from app.models.voxcpm.quantize import int8_applies, quantize_int8
+from app.models.voxcpm.quantize import quantize_int8
 from app.models.voxcpm.tokenizer import TextTokenizer
 from app.models.voxcpm.weights import load_model, resolve_device
 
@@ -63,10 +64,11 @@ class Engine:
         if self.device.type == "cpu" and config.threads:
             torch.set_num_threads(config.threads)
         say(0.05, "Loading the model")
-        self.model = (
-            model if model is not None else load_model(config.model_dir, str(self.device), config.dtype)
-        )
-        self.cpu_int8 = int8_applies(config.cpu_weights, self.device)
+        # None on a GPU; on the CPU the dtype (or int8 weights) and why (app/cpu_precision.py)
+        self.precision = for_device(str(self.device), config.cpu_precision, config.dtype)
+        dtype = self.precision.dtype if self.precision else config.dtype
+        self.model = model if model is not None else load_model(config.model_dir, str(self.device), dtype)
+        self.cpu_int8 = self.precision is not None and self.precision.int8
         if self.cpu_int8:
             self.model = quantize_int8(self.model)
         self.tokenizer = TextTokenizer(config.model_dir)

@@ -270,6 +270,14 @@ def _gpu_mb(host: EngineHost) -> dict[str, float] | None:
     }
 
 
+def _device(host: EngineHost) -> str:
+    """'cpu · bf16: this CPU has AMX', 'cuda:0': where the model runs, in which precision and why."""
+    from app.cpu_precision import device_line
+
+    engine = host.engine
+    return device_line(str(getattr(engine, "device", "?")), getattr(engine, "precision", None))
+
+
 async def health(request: Request) -> JSONResponse:
     state = _state(request)
     body: dict[str, Any] = {
@@ -284,6 +292,7 @@ async def health(request: Request) -> JSONResponse:
         free, total = state.host.kv_blocks()
         body["engine"] = {
             "model": state.model.name if state.model else None,
+            "device": _device(state.host),
             "active": state.host.active,
             "finished": s.finished,
             "failed": s.failed,

@@ -40,6 +40,104 @@
     </message>
 </context>
 <context>
+    <name>CpuPrecisionBox</name>
+    <message>
+        <location filename="../views/cpu_settings.py" line="32"/>
+        <source>Automatic ({0})</source>
+        <translation>自动（{0}）</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="33"/>
+        <source>Exact (32-bit)</source>
+        <translation>精确（32 位）</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="35"/>
+        <source>bf16 (16-bit)</source>
+        <translation>bf16（16 位）</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="37"/>
+        <source>bf16 (16-bit; emulated on this CPU, slower)</source>
+        <translation>bf16（16 位；此 CPU 上为模拟运算，较慢）</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="38"/>
+        <source>Faster (8-bit weights)</source>
+        <translation>更快（8 位权重）</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="41"/>
+        <source>Used when the model runs on the CPU. Automatic picks bf16 where the processor has native bf16 (AMX or AVX512-BF16) and exact 32-bit elsewhere. 8-bit weights are faster still; the voice is a close approximation of the exact model&apos;s.</source>
+        <translation>模型在 CPU 上运行时使用。“自动”在处理器支持原生 bf16（AMX 或 AVX512-BF16）时选用 bf16，否则选用精确的 32 位。8 位权重更快；声音与精确模型的非常接近。</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="47"/>
+        <source>Measure on this computer</source>
+        <translation>在本机上测速</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="53"/>
+        <source>Load a model on this computer first.</source>
+        <translation>请先在本机加载模型。</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="56"/>
+        <source>Times a few steps of each CPU path on the loaded model (about a minute).</source>
+        <translation>用已加载的模型对每种 CPU 方式计时几步（约一分钟）。</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="90"/>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="91"/>
+        <source>Measuring…</source>
+        <translation>正在测速…</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="106"/>
+        <source>Measuring {0}… {1}%</source>
+        <translation>正在测速 {0}… {1}%</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="120"/>
+        <source>Measurement stopped.</source>
+        <translation>测速已停止。</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="123"/>
+        <source>32-bit</source>
+        <translation>32 位</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="123"/>
+        <source>8-bit weights</source>
+        <translation>8 位权重</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="129"/>
+        <source>{0}: {1} ms per step</source>
+        <translation>{0}：每步 {1} 毫秒</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="131"/>
+        <source> ({0}× the speed of Automatic)</source>
+        <translation>（速度为“自动”的 {0} 倍）</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="133"/>
+        <source>; first steps {0}% away from the exact voice</source>
+        <translation>；前几步与精确声音相差 {0}%</translation>
+    </message>
+    <message>
+        <location filename="../views/cpu_settings.py" line="138"/>
+        <source>Recommended: {0}. It is selected: OK keeps it.</source>
+        <translation>推荐：{0}。已选中，点击“确定”即保存。</translation>
+    </message>
+</context>
+<context>
     <name>Dialogs</name>
     <message>
         <location filename="../dialogs.py" line="51"/>
@@ -73,14 +171,39 @@
         <translation>{0} · 可用 {1} GB</translation>
     </message>
     <message>
-        <location filename="../engine_host.py" line="72"/>
-        <source>CPU · 8-bit weights</source>
-        <translation>CPU · 8 位权重</translation>
-    </message>
-    <message>
-        <location filename="../engine_host.py" line="73"/>
+        <location filename="../engine_host.py" line="75"/>
         <source>CPU</source>
         <translation>CPU</translation>
+    </message>
+    <message>
+        <location filename="../engine_host.py" line="76"/>
+        <source>CPU · {0}</source>
+        <translation>CPU · {0}</translation>
+    </message>
+    <message>
+        <location filename="../engine_host.py" line="82"/>
+        <source>8-bit weights</source>
+        <translation>8 位权重</translation>
+    </message>
+    <message>
+        <location filename="../engine_host.py" line="86"/>
+        <source>chosen in Settings</source>
+        <translation>在设置中选择</translation>
+    </message>
+    <message>
+        <location filename="../engine_host.py" line="88"/>
+        <source>this CPU has {0}</source>
+        <translation>此 CPU 支持 {0}</translation>
+    </message>
+    <message>
+        <location filename="../engine_host.py" line="90"/>
+        <source>no native bf16 on this CPU</source>
+        <translation>此 CPU 无原生 bf16</translation>
+    </message>
+    <message>
+        <location filename="../engine_host.py" line="91"/>
+        <source>{0}: {1}</source>
+        <translation>{0}：{1}</translation>
     </message>
 </context>
 <context>
@@ -1250,21 +1373,6 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/settings_dialog.py" line="51"/>
         <source>CPU</source>
         <translation>CPU</translation>
-    </message>
-    <message>
-        <location filename="../views/settings_dialog.py" line="55"/>
-        <source>Exact (32-bit weights)</source>
-        <translation>精确（32 位权重）</translation>
-    </message>
-    <message>
-        <location filename="../views/settings_dialog.py" line="56"/>
-        <source>Faster (8-bit weights)</source>
-        <translation>更快（8 位权重）</translation>
-    </message>
-    <message>
-        <location filename="../views/settings_dialog.py" line="59"/>
-        <source>Used when the model runs on the CPU. 8-bit weights make each step about two to three times faster; the voice is a close approximation of the exact model&apos;s.</source>
-        <translation>模型在 CPU 上运行时使用。8 位权重让每一步快约两到三倍；声音与精确模型的非常接近。</translation>
     </message>
     <message>
         <location filename="../views/settings_dialog.py" line="65"/>

@@ -1,5 +1,5 @@
-"""Preferences: compute device, output folder, silence gap, audio devices, language, theme and
-the back-check's threshold and takes."""
+"""Preferences: compute device, precision on the CPU, output folder, silence gap, audio devices,
+language, theme and the back-check's threshold and takes."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ from PySide6.QtWidgets import (
 from app.audio import devices
 from app.backcheck.takes import MAX_TAKES_LIMIT
 from app.errors import VoxDeskError
+from ui.cpu_measure import CpuMeasure
 from ui.dialogs import OK_CANCEL, Dialogs
 from ui.settings import Settings
+from ui.views.cpu_settings import CpuPrecisionBox
 
 
 def audio_device_names(kind: str) -> list[str]:
@@ -37,7 +39,17 @@ def audio_device_names(kind: str) -> list[str]:
 class SettingsDialog(QDialog):
     """Edits a :class:`Settings`; writes it back on OK. Language and theme apply on accept."""
 
-    def __init__(self, settings: Settings, dialogs: Dialogs, parent: QWidget | None = None, api=None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        dialogs: Dialogs,
+        parent: QWidget | None = None,
+        api=None,
+        measure: CpuMeasure | None = None,
+        model_dir: str = "",
+    ) -> None:
+        """``measure`` and ``model_dir``: the engine thread's measurer and the loaded local model
+        (Settings › On the CPU › Measure on this computer); without them the button is off."""
         super().__init__(parent)
         self.settings = settings
         self.dialogs = dialogs
@@ -51,15 +63,7 @@ class SettingsDialog(QDialog):
             ("cpu", self.tr("CPU")),
         ):
             self.device.addItem(label, value)
-        self.cpu_weights = QComboBox()
-        self.cpu_weights.addItem(self.tr("Exact (32-bit weights)"), "float32")
-        self.cpu_weights.addItem(self.tr("Faster (8-bit weights)"), "int8")
-        self.cpu_weights.setToolTip(
-            self.tr(
-                "Used when the model runs on the CPU. 8-bit weights make each step about two to three "
-                "times faster; the voice is a close approximation of the exact model's."
-            )
-        )
+        self.cpu = CpuPrecisionBox(settings.cpu_precision, measure, model_dir)
         self.model_dir = QLineEdit(str(settings.model_dir or ""))
         self.model_dir.setReadOnly(True)
         self.model_dir.setPlaceholderText(self.tr("No model chosen yet"))
@@ -97,7 +101,7 @@ class SettingsDialog(QDialog):
         form = QFormLayout(self)
         form.addRow(self.tr("Model folder:"), model_row)
         form.addRow(self.tr("Compute device:"), self.device)
-        form.addRow(self.tr("On the CPU:"), self.cpu_weights)
+        form.addRow(self.tr("On the CPU:"), self.cpu)
         form.addRow(self.tr("Export folder:"), out_row)
         form.addRow(self.tr("Microphone:"), self.input_device)
         form.addRow(self.tr("Speakers:"), self.output_device)
@@ -117,7 +121,6 @@ class SettingsDialog(QDialog):
         form.addRow(buttons)
 
         self._select(self.device, settings.device)
-        self._select(self.cpu_weights, settings.cpu_weights)
         self._select(self.language, settings.language)
         self._select(self.theme, settings.theme)
 
@@ -167,7 +170,7 @@ class SettingsDialog(QDialog):
         if self.model_dir.text():
             s.model_dir = Path(self.model_dir.text())
         s.device = self.device.currentData()
-        s.cpu_weights = self.cpu_weights.currentData()
+        s.cpu_precision = self.cpu.choice()
         s.output_dir = Path(self.output_dir.text().strip() or Path.home())
         s.input_device = self.input_device.currentData()
         s.output_device = self.output_device.currentData()
@@ -176,3 +179,7 @@ class SettingsDialog(QDialog):
         s.check_threshold = self.check_threshold.value()
         s.check_takes = self.check_takes.value()
         super().accept()
+
+    def done(self, result: int) -> None:
+        self.cpu.stop()  # a measurement in progress ends with the dialog
+        super().done(result)

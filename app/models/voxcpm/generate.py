@@ -103,15 +103,18 @@ class Synthesizer:
         model_dir: str | Path,
         device: str = "auto",
         dtype: str | None = None,
-        cpu_weights: str = "float32",
+        cpu_precision: str = "float32",
     ) -> Synthesizer:
-        """``cpu_weights="int8"``: int8 Linear weights when the model runs on the CPU."""
-        from app.models.voxcpm.weights import load_model
+        """On the CPU, ``cpu_precision`` (app/cpu_precision.py) picks the dtype or int8 weights;
+        the default is the exact fp32 path, the one the parity tests hold to the official loop."""
+        from app.cpu_precision import for_device
+        from app.models.voxcpm.quantize import quantize_int8
+        from app.models.voxcpm.weights import load_model, resolve_device
 
-        model = load_model(model_dir, device, dtype)
-        from app.models.voxcpm.quantize import int8_applies, quantize_int8
-
-        if int8_applies(cpu_weights, model.device):
+        device = resolve_device(device)
+        precision = for_device(device, cpu_precision, dtype)
+        model = load_model(model_dir, device, precision.dtype if precision else dtype)
+        if precision is not None and precision.int8:
             model = quantize_int8(model)
         return cls(model, TextTokenizer(model_dir))
 

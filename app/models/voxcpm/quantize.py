@@ -35,12 +35,6 @@ def _pack_only(stack: nn.Module) -> None:
             delattr(module, name)
 
 
-def int8_applies(cpu_weights: str | None, device: torch.device) -> bool:
-    """Whether the ``cpu_weights`` setting ("int8", or "float32"/None: exact) turns a model on
-    ``device`` into int8: on the CPU only; a GPU keeps its own dtype."""
-    return cpu_weights == "int8" and device.type == "cpu"
-
-
 def quantize_int8(model: VoxCPM) -> VoxCPM:
     """Convert ``model``'s transformer stacks to int8 dynamic-quantized Linear, in place (CPU)."""
     if model.device.type != "cpu" or model.dtype != torch.float32:
