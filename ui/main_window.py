@@ -73,6 +73,7 @@ class MainWindow(QMainWindow):
         self._segmented.connect(self._apply_segments)
         self._speak_when_loaded = False
         self._closed = False
+        self._stopping = False
         self._playing_index: int | None = None  # the segment under the playhead
         self._playing_at = 0.0
 
@@ -633,7 +634,11 @@ class MainWindow(QMainWindow):
 
     def stop(self) -> None:
         self._speak_when_loaded = False
-        self.session.stop()
+        self._stopping = True  # the run's end is a stop, not a finish (see _run_finished)
+        try:
+            self.session.stop()
+        finally:
+            self._stopping = False
         self.backcheck.stop()
         self.transport.set_busy(False)
         self.transport.set_busy_text("")
@@ -643,7 +648,11 @@ class MainWindow(QMainWindow):
         self.transport.set_busy_text("")
         self._progress_changed(1.0, None)
         c = self.session.counts()
-        if c.failed:
+        if self._stopping and c.failed:
+            text = self.tr("Stopped: {0} of {1} done, {2} failed").format(c.done, c.total, c.failed)
+        elif self._stopping:
+            text = self.tr("Stopped: {0} of {1} done").format(c.done, c.total)
+        elif c.failed:
             text = self.tr("Finished: {0} done, {1} failed").format(c.done, c.failed)
         else:
             text = self.tr("Finished: {0} done").format(c.done)

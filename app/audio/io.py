@@ -30,7 +30,10 @@ SILENCE_PEAK = 10 ** (-60 / 20)
 
 WRITE_FORMATS = {"WAV": "PCM_16", "FLAC": "PCM_24"}  # format -> default subtype
 
-_READABLE = "Use a WAV, FLAC, OGG or MP3 file."
+# What libsndfile decodes, named once for the import filter and the error message alike
+# (libsndfile reads no M4A/AAC, so neither offers it).
+READABLE_SUFFIXES = (".wav", ".flac", ".ogg", ".opus", ".mp3", ".aiff", ".aif")
+_READABLE = "Use a WAV, FLAC, OGG, Opus, MP3 or AIFF file."
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ class ScriptEditor(QWidget):
         self.normalize.setChecked(True)
         self.editor = QPlainTextEdit()
         self.editor.setObjectName("scriptText")
+        self.editor.setTabChangesFocus(True)  # the model reads a tab as a space: let Tab leave the editor
         font = QFont(self.editor.font())
         font.setPointSizeF(font.pointSizeF() + 1.5)
         self.editor.setFont(font)

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.audio.io import READABLE_SUFFIXES
 from app.errors import VoxDeskError
 from app.voices.cloning import resolve_mode
 from app.voices.fit import ModelLimits, usable_seconds
@@ -43,7 +44,7 @@ from ui.views.segment_table import format_seconds
 from ui.views.waveform import WaveformView
 
 T = TypeVar("T")
-AUDIO_SUFFIXES = {".wav", ".flac", ".mp3", ".ogg", ".m4a", ".aiff", ".aif", ".opus"}
+AUDIO_SUFFIXES = set(READABLE_SUFFIXES)  # what a drop accepts: what the reader decodes
 TRANSCRIPT_SETTLE_MS = 500
 
 
@@ -98,6 +99,7 @@ class VoicePanel(QWidget):
         self.length_warning.setWordWrap(True)
         self.transcript = QPlainTextEdit()
         self.transcript.setMaximumHeight(84)
+        self.transcript.setTabChangesFocus(True)  # a tab character means nothing in a transcript
         self.recognize_button = QPushButton(icon(QStyle.StandardPixmap.SP_FileDialogContentsView), "")
         self.recognize_cancel = QPushButton(icon(QStyle.StandardPixmap.SP_BrowserStop), "")
         self.recognize_status = QLabel()  # progress, or why recognition did not fill the field
