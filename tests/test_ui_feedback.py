@@ -136,7 +136,7 @@ def test_an_impossible_reference_is_warned_about_before_speak(qtbot, home, ui_mo
     usable = window.voices.usable_seconds()
     assert 0.5 < usable < 2.0
     assert guide.too_long and f"uses up to {format_seconds(usable)}" in guide.label.text()
-    assert "3–10 s is best" in guide.label.text()
+    assert "5–15 s is best" in guide.label.text()
 
     dialogs.answers.append(False)  # "Speak anyway?" No: nothing starts, the selection is shrunk
     qtbot.keyClick(window.script.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)

@@ -100,3 +100,37 @@ def test_import_filter_and_error_message_name_what_decodes(qtbot, tmp_path):
         assert name in message
     assert "M4A" not in message
     QApplication.processEvents()
+
+
+def test_one_recommended_reference_length_everywhere(qtbot, home, tmp_path):  # noqa: F811
+    """The record dialog, the guide under the waveform, the length warning and the library's
+    messages all give RECOMMENDED_SECONDS (they gave 10–20 s, 3–10 s and ~15 s)."""
+    from test_ui_dialogs import FakeInputStream
+
+    from app.voices.library import RECOMMENDED_SECONDS, VoiceLibrary
+    from ui.views.record_dialog import RecordDialog
+    from ui.views.reference_guide import ReferenceGuide
+
+    lo, hi = (f"{s:.0f}" for s in RECOMMENDED_SECONDS)
+    span = f"{lo}–{hi}"
+    dialog = RecordDialog(None, ScriptedDialogs(), None, FakeInputStream, countdown=0)
+    qtbot.addWidget(dialog)
+    assert f"{span} seconds" in dialog.tip.text()
+    guide = ReferenceGuide()
+    qtbot.addWidget(guide)
+    guide.set_values(30.0, 20.0, (0.0, 12.0))
+    assert f"{span} s is best" in guide.label.text()
+
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, None, dialogs)
+    import_voice(
+        qtbot, window, dialogs, write_voice_file(tmp_path / "Long.wav", seconds=RECOMMENDED_SECONDS[1] + 3)
+    )
+    assert window.voices.length_warning.isVisible()
+    assert f"{span} s of clear speech" in window.voices.length_warning.text()
+    import_voice(
+        qtbot, window, dialogs, write_voice_file(tmp_path / "Short.wav", seconds=RECOMMENDED_SECONDS[0])
+    )
+    assert not window.voices.length_warning.isVisible()
+    with pytest.raises(VoxDeskError, match=f"{span} s is best"):
+        VoiceLibrary().create_from_samples(np.full(100, 0.3, np.float32), 16000, "Tiny")
