@@ -74,11 +74,12 @@ def test_a_run_with_failures_shows_red_rows_summary_counts_and_survives_a_restar
     assert again.script.table.cell(3, 3).foreground().color() == FAILED_RED
     assert "3 failed" in again.transport.status_label.text()
 
-    # The quick fix: pick an existing voice for [Carol]; the tag is rewritten, the rows go back.
+    # The quick fix: pick an existing voice for [Carol]; the script keeps its tag, the project's
+    # cast maps it, the rows go back.
     strip = again.script.failure
     again.dialogs.choices.append("Anna")
     qtbot.mouseClick(strip.fix_button, Qt.MouseButton.LeftButton)
-    assert "[Anna] Four. Five. Six." in again.script.text()
+    assert "[Carol] Four. Five. Six." in again.script.text() and again.project.cast == {"Carol": "Anna"}
     assert [r.voice for r in again.script.table.rows()][3:6] == ["Anna"] * 3
 
 

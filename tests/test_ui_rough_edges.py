@@ -134,3 +134,154 @@ def test_one_recommended_reference_length_everywhere(qtbot, home, tmp_path):  # 
     assert not window.voices.length_warning.isVisible()
     with pytest.raises(VoxDeskError, match=f"{span} s is best"):
         VoiceLibrary().create_from_samples(np.full(100, 0.3, np.float32), 16000, "Tiny")
+
+
+def test_window_fits_800_by_600_with_room_for_the_text_column(qtbot, home, tmp_path):  # noqa: F811
+    from PySide6.QtWidgets import QAbstractButton
+
+    from ui.theme import apply_theme
+
+    apply_theme(QApplication.instance(), "light")  # as the app starts: Fusion and its style sheet
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, None, dialogs)
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
+    window.script.set_text(" ".join(f"This is sentence number {i} of the script." for i in range(12)))
+    window.script.scriptChanged.emit()
+    hint = window.minimumSizeHint()
+    assert hint.width() <= 800 and hint.height() <= 600, hint
+    window.resize(800, 600)
+    qtbot.waitUntil(lambda: window.width() == 800 and window.height() == 600)
+    # Everything reachable: every visible button is shown whole, inside the window (the voice
+    # panel scrolls: its buttons once scrolled to).
+    scroller = window.voices.parentWidget().parentWidget()
+    for button in window.findChildren(QAbstractButton):
+        if button.isVisible() and button.window() is window:
+            if window.voices.isAncestorOf(button):
+                scroller.ensureWidgetVisible(button)
+            assert button.width() >= button.minimumSizeHint().width(), button.text()
+            top_left = button.mapTo(window, button.rect().topLeft())
+            assert window.rect().contains(top_left), button.text()
+    table = window.script.table
+    text, status = table.columnWidth(2), table.columnWidth(3)
+    assert text > status and text >= table.viewport().width() // 3, (text, status)
+
+
+def test_row_buttons_and_context_menu_are_the_same_actions(qtbot, home):  # noqa: F811
+    window = open_window(qtbot, None, ScriptedDialogs())
+    window.script.set_text("One. Two.")
+    window.script.scriptChanged.emit()
+    table = window.script.table
+    script = window.script
+    buttons = {
+        b.defaultAction()
+        for b in (script.play_row, script.again_row, script.new_take_row, script.settings_row)
+    }
+    assert all(not a.isEnabled() for a in buttons)  # nothing selected yet
+    menu = table.context_menu(1)
+    assert table.currentRow() == 1 and all(a.isEnabled() for a in buttons)
+    assert buttons <= set(menu.actions())
+    texts = [a.text() for a in menu.actions()]
+    assert texts == ["Play", "Regenerate", "New take", "Keep this take's seed", "Segment settings…"]
+    assert all(a.toolTip() and a.toolTip() != a.text() for a in menu.actions())
+    requested = []
+    table.regenerateRequested.connect(lambda row, new: requested.append((row, new)))
+    table.new_take_action.trigger()
+    assert requested == [(1, True)]
+    # A segment with its own seed shows * in its number cell, and the * is explained.
+    from app.project import SegmentOverride
+
+    window.project.set_override(window.session.segments[0].job.key, SegmentOverride(seed=7))
+    window.refresh_and_save()
+    assert table.cell_text(0, 0) == "1 *" and "*" in table.cell(0, 0).toolTip()
+    assert table.cell(1, 0).toolTip() == ""
+    # The window's Voices menu names its actions like the panel's buttons.
+    menu_texts = {a.text() for a in window.menuBar().actions()[2].menu().actions()}
+    assert {window.voices.record_button.text(), window.voices.import_button.text()} <= menu_texts
+    assert window.transport.export_button.text() in {
+        a.text() for a in window.menuBar().actions()[0].menu().actions()
+    }
+
+
+def test_model_is_named_by_what_it_is_and_marked_loaded(qtbot, home, ui_model):  # noqa: F811
+    """A model in a folder called "model" is "VoxCPM2" in the status bar and the manager (it was
+    "Model: model"); a catalog model that is loaded is marked in the manager's list."""
+    import shutil
+
+    from app.models import download as dl
+    from app.paths import models_dir
+    from ui.views.model_manager import ModelManager
+
+    folder = home / "model"
+    shutil.copytree(ui_model, folder)
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, folder, dialogs)
+    assert window.model_label.text() == "Model: VoxCPM2"
+    window.actions.manage_models()
+    manager = window.actions.dialog
+    assert manager.loaded_label.isVisible() and "Loaded now: VoxCPM2" in manager.loaded_label.text()
+    assert not any("loaded ✓" in manager.models.item(i).text() for i in range(manager.models.count()))
+    manager.reject()
+
+    catalog = models_dir() / dl.KNOWN_MODELS[0].key
+    other = ModelManager(window.settings, dialogs, loaded=(catalog, dl.KNOWN_MODELS[0].key))
+    qtbot.addWidget(other)
+    item = other.models.item(0)
+    assert "loaded ✓" in item.text() and item.font().bold()
+    assert not other.models.item(1).font().bold() and "loaded ✓" not in other.models.item(1).text()
+
+
+def test_cast_maps_an_unknown_tag_without_rewriting_the_script(qtbot, home, tmp_path):  # noqa: F811
+    from PySide6.QtGui import QTextCharFormat
+
+    from app.project import Project
+    from ui.views.tag_checker import tag_format_at
+
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, None, dialogs)
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Ben.wav"))
+    script = "Hello there.\n[Carol] Nice to meet you."
+    window.script.set_text(script)
+    window.script.scriptChanged.emit()
+    warning = window.script.tag_warning
+    assert "No voice is named [Carol]" in warning.text()
+
+    dialogs.choices.append("Ben")  # "pick a voice" under the editor
+    warning.linkActivated.emit("pick:Carol")
+    assert window.script.text() == script  # the character is kept
+    assert window.project.cast == {"Carol": "Ben"}
+    assert [s.job.voice for s in window.session.segments][-1] == "Ben"
+    assert "[Carol] → Ben" in warning.text() and "No voice is named" not in warning.text()
+    fmt = tag_format_at(window.script.editor.document(), 1, 2)
+    assert fmt is not None and fmt.underlineStyle() != QTextCharFormat.UnderlineStyle.SpellCheckUnderline
+    assert window.isWindowModified()
+
+    # Kept in the project: saved, loaded, shown again.
+    path = tmp_path / "dialogue.voxdesk"
+    window.project.save(path)
+    loaded = Project.load(path)
+    assert loaded.cast == {"Carol": "Ben"} and loaded.jobs()[-1].voice == "Ben"
+    window.set_project(loaded)
+    assert "[Carol] → Ben" in warning.text()
+
+    # Changed, then removed: the tag names its voice again (and is unknown again).
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Dora.wav", freq=330.0))
+    dialogs.choices.append("Dora")
+    warning.linkActivated.emit("pick:Carol")
+    assert window.project.cast == {"Carol": "Dora"} and "[Carol] → Dora" in warning.text()
+    warning.linkActivated.emit("uncast:Carol")
+    assert window.project.cast == {} and "No voice is named [Carol]" in warning.text()
+    assert window.script.text() == script
+
+
+def test_cast_is_validated_when_a_project_is_read():
+    from app.project import Project
+
+    base = {"format": "voxdesk-project", "version": 1, "text": "[Carol] Hi."}
+    good = Project.from_dict({**base, "cast": {"Carol": "Ben"}})
+    assert good.cast == {"Carol": "Ben"} and good.problems == []
+    mixed = Project.from_dict({**base, "cast": {"Carol": "Ben", "Eve": 3, "[x]": "Ben", "Dan": "a\nb"}})
+    assert mixed.cast == {"Carol": "Ben"} and any("cast" in p for p in mixed.problems)
+    for damaged in (["Carol", "Ben"], "Carol=Ben", {f"c{i}": "Ben" for i in range(1001)}):
+        with pytest.raises(VoxDeskError, match="damaged"):
+            Project.from_dict({**base, "cast": damaged})
+    assert Project.from_dict(base).cast == {}

@@ -116,7 +116,8 @@ class MainWindow(QMainWindow):
         voices.setWidgetResizable(True)
         voices.setFrameShape(QFrame.Shape.NoFrame)
         voices.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        voices.setMinimumWidth(self.voices.minimumSizeHint().width() + 16)
+        bar = voices.style().pixelMetric(voices.style().PixelMetric.PM_ScrollBarExtent)
+        voices.setMinimumWidth(self.voices.minimumSizeHint().width() + bar + 2)
         splitter.addWidget(voices)
         splitter.addWidget(self.script)
         splitter.setStretchFactor(0, 0)
@@ -168,6 +169,7 @@ class MainWindow(QMainWindow):
         self.script.failure.fixClicked.connect(self.fix_failure)
         self.script.fix_for = self._fix_for
         self.script.pickVoiceForTag.connect(self.pick_voice_for_tag)
+        self.script.removeCastForTag.connect(lambda tag: self.set_cast(tag, None))
         self.script.createVoiceForTag.connect(lambda name: self.voices.import_dialog(name))
         self.transport.showFailedClicked.connect(self.show_failed)
         self.voices.voicesChanged.connect(self._voices_changed)
@@ -239,6 +241,7 @@ class MainWindow(QMainWindow):
             }
         )
         self.script.set_normalize(s.normalize)
+        self.script.set_cast(self.project.cast)
         self._voices_changed()
 
     def set_project(self, project: projects.Project) -> None:
@@ -348,6 +351,10 @@ class MainWindow(QMainWindow):
         """The script's default voice follows a rename (``[Name]`` tags in the text are the user's)."""
         if (self.project.settings.default_voice or "").casefold() == old.casefold():
             self.project.with_settings(default_voice=new)
+        for character, voice in list(self.project.cast.items()):
+            if voice.casefold() == old.casefold():
+                self.project.set_cast(character, new)
+        self.script.set_cast(self.project.cast)
 
     def _refresh_segments(self, jobs: list[projects.SegmentJob] | None = None) -> None:
         self._segment_generation += 1
@@ -451,7 +458,8 @@ class MainWindow(QMainWindow):
             self.pick_voice_for_tag(job.voice)
 
     def pick_voice_for_tag(self, tag: str) -> None:
-        """Quick fix for an unknown ``[tag]``: choose an existing voice (no voices: import one)."""
+        """Quick fix for an unknown ``[tag]``: choose an existing voice to speak it (no voices:
+        import one). The script keeps its tag; the choice goes into the project's cast."""
         names = [v.name for v in self.library.list()]
         if not names:
             self.voices.import_dialog(tag)
@@ -459,7 +467,13 @@ class MainWindow(QMainWindow):
         question = self.tr("Which voice should speak the lines tagged [{0}]?").format(tag)
         name = self.dialogs.choose(self, question, names)
         if name:
-            self.script.replace_tag(tag, name)
+            self.set_cast(tag, name)
+
+    def set_cast(self, tag: str, voice: str | None) -> None:
+        """Map ``[tag]`` to a voice in the project's cast (None: remove the mapping)."""
+        self.project.set_cast(tag, voice)
+        self.script.set_cast(self.project.cast)
+        self.refresh_and_save()
 
     # --- speaking ---------------------------------------------------------------------------
     def _build_job(self, job: projects.SegmentJob) -> tuple[str | None, Any, Any]:
@@ -830,6 +844,7 @@ class MainWindow(QMainWindow):
         m = self.model
         self.device_label.setText(m.device or self.tr("Device: not loaded"))
         self.model_label.setText(self.tr("Model: {0}").format(m.name) if m.name else self.tr("No model"))
+        self.model_label.setToolTip(str(m.folder) if m.folder is not None else "")
         states = {
             "none": self.tr("Engine: no model"),
             "loading": self.tr("Engine: loading {0}% ({1})").format(*m.progress),

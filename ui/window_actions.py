@@ -88,9 +88,9 @@ class WindowActions(QObject):
         speech.addActions(self.w.backcheck.actions())
         speech.setToolTipsVisible(True)  # a disabled check says what a recognizer would add
         voices = bar.addMenu(self.tr("&Voices"))
-        self._action(voices, self.tr("Record a voice…"), self.record_voice, "Ctrl+R", sp.SP_MediaVolume)
+        self._action(voices, self.tr("Record…"), self.record_voice, "Ctrl+R", sp.SP_MediaVolume)
         self._action(
-            voices, self.tr("Import a voice…"), self.w.voices.import_dialog, "Ctrl+I", sp.SP_DialogOpenButton
+            voices, self.tr("Import…"), self.w.voices.import_dialog, "Ctrl+I", sp.SP_DialogOpenButton
         )
         tools = bar.addMenu(self.tr("&Tools"))
         self._action(tools, self.tr("Models…"), self.manage_models, None, sp.SP_ComputerIcon)
@@ -314,7 +314,9 @@ class WindowActions(QObject):
     def manage_models(self, first_run: bool = False) -> None:
         from ui.views.model_manager import ModelManager
 
-        dialog = ModelManager(self.w.settings, self.w.dialogs, first_run, self.w)
+        model = self.w.model
+        loaded = (model.folder, model.name) if model.ready and model.folder is not None else None
+        dialog = ModelManager(self.w.settings, self.w.dialogs, first_run, self.w, loaded=loaded)
         dialog.recognizerChanged.connect(self.w.voices.recognizer_changed)
         dialog.recognizerChanged.connect(self.w.backcheck.recognizer_changed)
         self._show(dialog, lambda: self._use_model(dialog.chosen_folder()))

@@ -7,13 +7,25 @@ any case, and their beginnings count as unfinished input while typing.
 
 from __future__ import annotations
 
+from PySide6.QtCore import QSize
 from PySide6.QtGui import QValidator
-from PySide6.QtWidgets import QSpinBox
+from PySide6.QtWidgets import QSizePolicy, QSpinBox
 
 RANDOM_WORD = "random"
 
 
 class SeedBox(QSpinBox):
+    def __init__(self) -> None:
+        super().__init__()
+        # It may narrow below its ten-digit width in a small window (the seed then scrolls).
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+        hint = super().minimumSizeHint()
+        shown = max(self.specialValueText(), "000000", key=len)
+        narrow = self.fontMetrics().horizontalAdvance(shown) + 28  # the text, frame and arrows
+        return QSize(min(hint.width(), narrow), hint.height())
+
     def _words(self) -> set[str]:
         return {w for w in (self.specialValueText().casefold(), RANDOM_WORD) if w}
 

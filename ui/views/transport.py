@@ -68,7 +68,7 @@ class TransportBar(QWidget):
         self.speak_button.setToolTip(self.tr("Speak the whole script (Ctrl+Enter)"))
         self.stop_button.setText(self.tr("Stop"))
         self.stop_button.setToolTip(self.tr("Stop generating and playing (Esc)"))
-        self.export_button.setText(self.tr("Export…"))
+        self.export_button.setText(self.tr("Export audio…"))
         self.export_button.setToolTip(self.tr("Export WAV, FLAC, per-segment files and subtitles (Ctrl+E)"))
         self.set_playing(self._playing if hasattr(self, "_playing") else False)
 

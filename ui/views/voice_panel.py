@@ -17,6 +17,7 @@ from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFormLayout,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -110,6 +111,7 @@ class VoicePanel(QWidget):
         self.mode_hint.setWordWrap(True)
         self.info = QLabel()
         self.info.setObjectName("hint")
+        self.info.setWordWrap(True)
         self.wave_hint = QLabel()
         self.wave_hint.setObjectName("hint")
         self.wave_hint.setWordWrap(True)
@@ -131,19 +133,19 @@ class VoicePanel(QWidget):
 
         self.detail_box = QGroupBox()
         form = QFormLayout(self.detail_box)
+        form.setContentsMargins(6, 6, 6, 6)  # narrow margins: the window fits 800 px
         self.name_label, self.transcript_label = QLabel(), QLabel()
+        self.transcript_label.setWordWrap(True)
         form.addRow(self.name_label, self.name)
         form.addRow(self.waveform)
         form.addRow(self.guide)
         form.addRow(self.wave_hint)
-        edit_row = QHBoxLayout()
-        for button in (self.play_selection, self.trim_button):
-            edit_row.addWidget(button)
-        form.addRow(edit_row)
-        prep_row = QHBoxLayout()
-        for button in (self.trim_silence_button, self.normalise_button, self.undo_button):
-            prep_row.addWidget(button)
-        form.addRow(prep_row)
+        # two columns, so the panel stays narrow enough for an 800 px wide window
+        edits = QGridLayout()
+        buttons = (self.play_selection, self.trim_button, self.trim_silence_button, self.normalise_button)
+        for i, button in enumerate((*buttons, self.undo_button, self.reencode_button)):
+            edits.addWidget(button, i // 2, i % 2)
+        form.addRow(edits)
         form.addRow(self.info)
         form.addRow(self.length_warning)
         form.addRow(self.transcript_label)
@@ -156,7 +158,6 @@ class VoicePanel(QWidget):
         form.addRow(self.mode_hint)
         manage = QHBoxLayout()
         manage.addWidget(self.play_button)
-        manage.addWidget(self.reencode_button)
         manage.addStretch(1)
         manage.addWidget(self.delete_button)
         form.addRow(manage)
