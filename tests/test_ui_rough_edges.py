@@ -285,3 +285,45 @@ def test_cast_is_validated_when_a_project_is_read():
         with pytest.raises(VoxDeskError, match="damaged"):
             Project.from_dict({**base, "cast": damaged})
     assert Project.from_dict(base).cast == {}
+
+
+def test_language_change_offers_restart_now_through_the_close_path(qtbot, home):  # noqa: F811
+    from app import project as projects
+
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, None, dialogs)
+    window.actions.dialog.reject()  # the first-run model manager
+    restarts = []
+    window.relaunch = lambda: restarts.append(window.isVisible())
+    window.script.set_text("Unsaved words.")
+    window.script.scriptChanged.emit()
+
+    def change_language(to: str, answer: bool) -> None:
+        window.actions.open_settings()
+        dialog = window.actions.dialog
+        dialog.language.setCurrentIndex(dialog.language.findData(to))
+        dialogs.answers.append(answer)
+        dialog.accept()
+
+    change_language("zh_CN", False)  # "Restart now?" No: nothing happens
+    qtbot.wait(50)
+    assert "Restart now?" in dialogs.questions[-1] and restarts == [] and window.isVisible()
+
+    change_language("en", True)
+    qtbot.waitUntil(lambda: bool(restarts), timeout=5000)
+    assert restarts == [False]  # started again only once the window had closed
+    saved = projects.Project.load(projects.autosaves()[0])
+    assert saved.text == "Unsaved words."  # the new window restores it
+
+
+def test_relaunch_starts_the_same_program_with_the_same_arguments():
+    import sys
+
+    from ui.relaunch import relaunch_command
+
+    assert relaunch_command(["voxdesk"], frozen=False) == (sys.executable, ["-m", "app"])
+    assert relaunch_command(["/x/app/__main__.py", "--x"], frozen=False) == (
+        sys.executable,
+        ["-m", "app", "--x"],
+    )
+    assert relaunch_command(["VoxDesk.exe"], frozen=True) == (sys.executable, [])

@@ -31,6 +31,7 @@ from ui.errors import report
 from ui.local_api import LocalApi
 from ui.model_state import ModelState
 from ui.playback import CLIP, Playback, default_sink, describe_output
+from ui.relaunch import relaunch
 from ui.settings import Settings
 from ui.speak_session import Builder, SpeakSession
 from ui.transcriber import Transcriber
@@ -66,6 +67,7 @@ class MainWindow(QMainWindow):
         self.project = self._open_last_project()
         self.model = ModelState()
         self.input_stream_factory: Any = None  # None: the microphone via sounddevice (tests replace it)
+        self.relaunch = relaunch  # starts a new VoxDesk and quits this one (tests replace it)
         self._voice_index: dict[str, Any] = {}
         self._prompts: dict[tuple[str, str, str], Any] = {}
         self._segment_generation = 0  # bumped per refresh: a late background result is dropped

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QUrl
+from PySide6.QtCore import QObject, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QApplication, QDialog, QMenu, QPushButton, QStyle
 
@@ -344,7 +344,12 @@ class WindowActions(QObject):
         self.w.apply_output_device()
         self.w.backcheck.refresh()
         if self.w.settings.language != before[0]:
-            self.w.dialogs.info(self.w, self.tr("The new language is used after you restart VoxDesk."))
+            question = self.tr(
+                "The new language is used after VoxDesk restarts. Restart now?\n\n"
+                "Your script is kept: VoxDesk closes as usual and opens it again."
+            )
+            if self.w.dialogs.confirm(self.w, question):
+                QTimer.singleShot(0, self.restart)  # after this dialog has closed
         self.w.apply_local_api()
         s = self.w.settings
         folder = s.model_dir
@@ -352,6 +357,12 @@ class WindowActions(QObject):
             self.w.start()  # local engine <-> speech server
         elif folder is not None and (folder != before[2] or (s.device, s.cpu_weights) != before[1]):
             self.w.load_model(folder)
+
+    def restart(self) -> None:
+        """Restart VoxDesk through the window's own close path (autosave, and the save prompt
+        where there is unsaved work); a close that the user cancels restarts nothing."""
+        if self.w.close():
+            self.w.relaunch()
 
     def open_log_folder(self) -> None:
         from app.paths import log_dir
