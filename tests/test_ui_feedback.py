@@ -109,11 +109,12 @@ def test_an_unknown_tag_is_marked_while_typing(qtbot, home, tmp_path):  # noqa: 
     known = tag_format_at(editor.document(), 1, 2)
     assert known is None or known.underlineStyle() == QTextCharFormat.UnderlineStyle.NoUnderline
 
-    # Quick fix "pick a voice" rewrites the tag; the mark and the warning go away.
+    # Quick fix "pick a voice" casts Anna as Carol (the tag stays); the mark and the warning go,
+    # the hint says who speaks [Carol].
     dialogs.choices.append("Anna")
     warning.linkActivated.emit("pick:Carol")
-    assert window.script.text().startswith("[Anna] Hello.")
-    assert not warning.isVisible()
+    assert window.script.text().startswith("[Carol] Hello.")
+    assert "No voice is named" not in warning.text() and "[Carol] → Anna" in warning.text()
     fmt = tag_format_at(editor.document(), 0, 2)
     assert fmt is None or fmt.underlineStyle() == QTextCharFormat.UnderlineStyle.NoUnderline
 
@@ -124,7 +125,7 @@ def test_an_unknown_tag_is_marked_while_typing(qtbot, home, tmp_path):  # noqa: 
     assert "[Dora]" in warning.text()
     dialogs.files.append(write_voice_file(tmp_path / "recording.wav", 330))
     warning.linkActivated.emit("create:Dora")
-    assert window.library.find("Dora") is not None and not warning.isVisible()
+    assert window.library.find("Dora") is not None and "No voice is named" not in warning.text()
 
 
 def test_an_impossible_reference_is_warned_about_before_speak(qtbot, home, ui_model, tmp_path):  # noqa: F811

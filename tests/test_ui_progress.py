@@ -86,6 +86,15 @@ def test_eta_none_until_there_is_evidence_for_one() -> None:
     early.done(1)
     assert early.eta() is None
 
+    small = BatchProgress(clock=clock)  # all of its audio is under MIN_AUDIO_S: a share will do
+    for key in range(10):
+        small.add(key, "x" * 10)
+    clock.now += MIN_ELAPSED_S
+    for key in range(3):
+        small.audio(key, 0.1)
+        small.done(key)
+    assert small.eta() == pytest.approx(0.7 / (0.3 / MIN_ELAPSED_S))
+
 
 def test_eta_follows_the_recent_speed_not_the_whole_run() -> None:
     """A slow start (loading, encoding the voice) does not weigh on the ETA once the run is past

@@ -8,8 +8,9 @@ voice encode at the start is not speech).
 
 No ETA is given before there is evidence for one: a segment finished in this run (so its length
 per character is measured, not assumed), ``MIN_ELAPSED_S`` of wall time and ``MIN_AUDIO_S`` of
-audio. Extrapolating from the first chunks of a 196-segment run gave "about 8842:22 left"; a
-one-segment regenerate never shows one (it is finished when there would be evidence).
+audio (or ``MIN_SHARE`` of the expected audio, for a job shorter than that). Extrapolating
+from the first chunks of a 196-segment run gave "about 8842:22 left"; a one-segment regenerate
+never shows one (it is finished when there would be evidence).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from dataclasses import dataclass, field
 DEFAULT_SECONDS_PER_CHAR = 0.07
 SPEED_WINDOW_S = 30.0  # the speed is audio made per second over this much of the recent run
 MIN_ELAPSED_S = 3.0  # evidence needed before an ETA: wall time ...
-MIN_AUDIO_S = 2.0  # ... seconds of audio produced, and one finished segment
+MIN_AUDIO_S = 2.0  # ... seconds of audio produced (or MIN_SHARE of a shorter job), and one
+MIN_SHARE = 0.05  # finished segment
 
 
 @dataclass
@@ -119,14 +121,14 @@ class BatchProgress:
             return None
         measured = any(i.done and i.seconds > 0 for i in self._items.values())
         elapsed = self.clock() - self._start
-        if not measured or elapsed < MIN_ELAPSED_S or self._produced < MIN_AUDIO_S:
-            return None
-        speed = self.speed()
-        if not speed:
+        if not measured or elapsed < MIN_ELAPSED_S:
             return None
         rate = self._seconds_per_char()
-        remaining = sum(self._expected(i, rate) - i.seconds for i in self._items.values())
-        return max(0.0, remaining) / speed
+        expected = sum(self._expected(i, rate) for i in self._items.values())
+        speed = self.speed()
+        if self._produced < min(MIN_AUDIO_S, MIN_SHARE * expected) or not speed:
+            return None
+        return max(0.0, expected - self._produced) / speed
 
 
 @dataclass(frozen=True)
