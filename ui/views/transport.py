@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStyle, QWidget
 
 from ui.progress import RunCounts
@@ -104,3 +105,9 @@ class TransportBar(QWidget):
         if remaining:
             text = self.tr("{0} · about {1} left").format(text, remaining)
         self.status_label.setText(text)
+        # A rich-text label's size hint can fall short of its text in a CJK fallback font (the
+        # ETA's last digit was cut off): its width is measured on the words it shows.
+        plain = QTextDocumentFragment.fromHtml(text).toPlainText()
+        self.status_label.setMinimumWidth(
+            max(120, self.status_label.fontMetrics().horizontalAdvance(plain) + 8)
+        )
