@@ -39,6 +39,7 @@ _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _KEY = re.compile(r"[0-9a-f]{12}-[0-9]{1,6}")
 MAX_TEXT = 10_000_000  # characters; a bigger "script" is a damaged file, not a script
 MAX_FILE_BYTES = 128 * 2**20  # a full-length script (even written as escapes) and its results
+MAX_CAST = 1000  # characters mapped to voices in one script; more is a damaged file
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,9 @@ class Project:
     settings: ScriptSettings = field(default_factory=ScriptSettings)
     overrides: dict[str, SegmentOverride] = field(default_factory=dict)
     results: dict[str, SegmentResult] = field(default_factory=dict)
+    # The cast: a ``[Character]`` tag -> the voice that speaks it, so a character without a voice
+    # of its own name gets one without the script being rewritten.
+    cast: dict[str, str] = field(default_factory=dict)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     path: Path | None = None  # where it was last saved or loaded from; not stored in the file
     # What loading had to repair (a rule turned off, unusable entries dropped); not stored.
@@ -202,6 +206,7 @@ class Project:
     def jobs(self) -> list[SegmentJob]:
         """One job per segment, in script order, with overrides and pronunciation applied."""
         jobs = []
+        cast = {k.casefold(): v for k, v in self.cast.items()}
         for index, (key, seg) in enumerate(zip(self.keys(), self.segments(), strict=True)):
             over = self.overrides.get(key, SegmentOverride())
             design = self.settings.voice_design if over.voice_design is None else over.voice_design
@@ -213,7 +218,9 @@ class Project:
                     index=index,
                     text=text,
                     display_text=seg.text,
-                    voice=seg.voice or self.settings.default_voice,
+                    voice=cast.get(seg.voice.casefold(), seg.voice)
+                    if seg.voice
+                    else self.settings.default_voice,
                     seed=over.seed if over.seed is not None else self.settings.seed,
                     cfg_value=self.settings.cfg_value if over.cfg_value is None else over.cfg_value,
                     inference_timesteps=(
@@ -225,6 +232,12 @@ class Project:
                 )
             )
         return jobs
+
+    def set_cast(self, character: str, voice: str | None) -> None:
+        """Have ``voice`` speak the lines tagged ``[character]`` (None: the tag names the voice again)."""
+        self.cast = {k: v for k, v in self.cast.items() if k.casefold() != character.casefold()}
+        if voice:
+            self.cast[character] = voice
 
     def set_override(self, key: str, override: SegmentOverride) -> None:
         """Set (or with an all-None override, clear) a segment's overrides."""
@@ -299,6 +312,7 @@ class Project:
             "text": self.text,
             "settings": asdict(self.settings),
             "pronunciation": self.rules.to_list(),
+            "cast": dict(self.cast),
             "overrides": {k: asdict(v) for k, v in self.overrides.items() if k in live},
             "results": results,
         }
@@ -333,6 +347,7 @@ class Project:
                 settings=_pick(ScriptSettings, data.get("settings") or {}),
                 overrides={k: v for k, v in overrides.items() if _KEY.fullmatch(k)},
                 results={k: v for k, v in results.items() if _KEY.fullmatch(k)},
+                cast=_read_cast(data.get("cast"), problems),
             )
         except (TypeError, ValueError, OverflowError) as exc:
             raise VoxDeskError(
@@ -434,6 +449,28 @@ class Project:
             self.settings = replace(self.settings, **changes)
         except (TypeError, ValueError) as exc:
             raise VoxDeskError(f"That setting is not valid ({exc}).") from None
+
+
+def _read_cast(data: Any, problems: list[str]) -> dict[str, str]:
+    """The cast from a file: an object of names; entries that are not names are dropped."""
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or len(data) > MAX_CAST:
+        raise ValueError("its cast is not a list of characters and voices")
+    cast = {k: v for k, v in data.items() if _is_name(k) and _is_name(v)}
+    if len(cast) < len(data):
+        problems.append("cast entries that were not voice names were dropped")
+    return cast
+
+
+def _is_name(value: Any) -> bool:
+    """A character or voice name as a ``[tag]`` can hold it (no brackets, line breaks or edges)."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= 64
+        and value == value.strip()
+        and not any(c in "[]" or not c.isprintable() for c in value)
+    )
 
 
 def _damaged_id() -> VoxDeskError:

@@ -76,11 +76,12 @@ def test_a_run_with_failures_shows_red_rows_summary_counts_and_survives_a_restar
     assert again.script.table.cell(3, 3).foreground().color() == FAILED_RED
     assert "3 failed" in again.transport.status_label.text()
 
-    # The quick fix: pick an existing voice for [Carol]; the tag is rewritten, the rows go back.
+    # The quick fix: pick an existing voice for [Carol]; the script keeps its tag, the project's
+    # cast maps it, the rows go back.
     strip = again.script.failure
     again.dialogs.choices.append("Anna")
     qtbot.mouseClick(strip.fix_button, Qt.MouseButton.LeftButton)
-    assert "[Anna] Four. Five. Six." in again.script.text()
+    assert "[Carol] Four. Five. Six." in again.script.text() and again.project.cast == {"Carol": "Anna"}
     assert [r.voice for r in again.script.table.rows()][3:6] == ["Anna"] * 3
 
 
@@ -110,11 +111,12 @@ def test_an_unknown_tag_is_marked_while_typing(qtbot, home, tmp_path):  # noqa: 
     known = tag_format_at(editor.document(), 1, 2)
     assert known is None or known.underlineStyle() == QTextCharFormat.UnderlineStyle.NoUnderline
 
-    # Quick fix "pick a voice" rewrites the tag; the mark and the warning go away.
+    # Quick fix "pick a voice" casts Anna as Carol (the tag stays); the mark and the warning go,
+    # the hint says who speaks [Carol].
     dialogs.choices.append("Anna")
     warning.linkActivated.emit("pick:Carol")
-    assert window.script.text().startswith("[Anna] Hello.")
-    assert not warning.isVisible()
+    assert window.script.text().startswith("[Carol] Hello.")
+    assert "No voice is named" not in warning.text() and "[Carol] → Anna" in warning.text()
     fmt = tag_format_at(editor.document(), 0, 2)
     assert fmt is None or fmt.underlineStyle() == QTextCharFormat.UnderlineStyle.NoUnderline
 
@@ -125,7 +127,7 @@ def test_an_unknown_tag_is_marked_while_typing(qtbot, home, tmp_path):  # noqa: 
     assert "[Dora]" in warning.text()
     dialogs.files.append(write_voice_file(tmp_path / "recording.wav", 330))
     warning.linkActivated.emit("create:Dora")
-    assert window.library.find("Dora") is not None and not warning.isVisible()
+    assert window.library.find("Dora") is not None and "No voice is named" not in warning.text()
 
 
 def test_an_impossible_reference_is_warned_about_before_speak(qtbot, home, ui_model, tmp_path):  # noqa: F811
@@ -138,7 +140,7 @@ def test_an_impossible_reference_is_warned_about_before_speak(qtbot, home, ui_mo
     usable = window.voices.usable_seconds()
     assert 0.5 < usable < 2.0
     assert guide.too_long and f"uses up to {format_seconds(usable)}" in guide.label.text()
-    assert "3–10 s is best" in guide.label.text()
+    assert "5–15 s is best" in guide.label.text()
 
     dialogs.answers.append(False)  # "Speak anyway?" No: nothing starts, the selection is shrunk
     qtbot.keyClick(window.script.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)

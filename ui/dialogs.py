@@ -29,6 +29,14 @@ def user_folder(kind: str) -> Path:
     return Path.home()
 
 
+def audio_filter() -> str:
+    """The file dialog's filter: exactly the formats the audio reader decodes."""
+    from app.audio.io import READABLE_SUFFIXES
+
+    patterns = " ".join(f"*{suffix}" for suffix in READABLE_SUFFIXES)
+    return QCoreApplication.translate("Dialogs", "Audio ({0})").format(patterns)
+
+
 class Dialogs:
     """Modal questions shown with the standard Qt dialogs. With ``settings`` (ui.settings.Settings),
     file dialogs open in the folder last used for that kind of file."""
@@ -74,7 +82,7 @@ class Dialogs:
             parent,
             QCoreApplication.translate("Dialogs", "Import a voice"),
             str(self.start_folder("audio")),
-            QCoreApplication.translate("Dialogs", "Audio (*.wav *.flac *.mp3 *.ogg *.m4a *.aiff *.aif)"),
+            audio_filter(),
         )
         return self._used("audio", Path(name) if name else None)
 

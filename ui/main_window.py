@@ -31,6 +31,7 @@ from ui.errors import report
 from ui.local_api import LocalApi
 from ui.model_state import ModelState
 from ui.playback import CLIP, Playback, default_sink, describe_output
+from ui.relaunch import relaunch
 from ui.settings import Settings
 from ui.speak_session import Builder, SpeakSession
 from ui.stale_takes import describe_changes
@@ -69,6 +70,7 @@ class MainWindow(QMainWindow):
         self.project = self._open_last_project()
         self.model = ModelState()
         self.input_stream_factory: Any = None  # None: the microphone via sounddevice (tests replace it)
+        self.relaunch = relaunch  # starts a new VoxDesk and quits this one (tests replace it)
         self._voice_index: dict[str, Any] = {}
         self._prompts: dict[tuple[str, str, str], Any] = {}
         self._segment_generation = 0  # bumped per refresh: a late background result is dropped
@@ -76,6 +78,7 @@ class MainWindow(QMainWindow):
         self._segmented.connect(self._apply_segments)
         self._speak_when_loaded = False
         self._closed = False
+        self._stopping = False
         self._playing_index: int | None = None  # the segment under the playhead
         self._playing_at = 0.0
 
@@ -119,7 +122,8 @@ class MainWindow(QMainWindow):
         voices.setWidgetResizable(True)
         voices.setFrameShape(QFrame.Shape.NoFrame)
         voices.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        voices.setMinimumWidth(self.voices.minimumSizeHint().width() + 16)
+        bar = voices.style().pixelMetric(voices.style().PixelMetric.PM_ScrollBarExtent)
+        voices.setMinimumWidth(self.voices.minimumSizeHint().width() + bar + 2)
         splitter.addWidget(voices)
         splitter.addWidget(self.script)
         splitter.setStretchFactor(0, 0)
@@ -172,6 +176,7 @@ class MainWindow(QMainWindow):
         self.script.failure.fixClicked.connect(self.fix_failure)
         self.script.fix_for = self._fix_for
         self.script.pickVoiceForTag.connect(self.pick_voice_for_tag)
+        self.script.removeCastForTag.connect(lambda tag: self.set_cast(tag, None))
         self.script.createVoiceForTag.connect(lambda name: self.voices.import_dialog(name))
         self.transport.showFailedClicked.connect(self.show_failed)
         self.voices.voicesChanged.connect(self._voices_changed)
@@ -255,6 +260,7 @@ class MainWindow(QMainWindow):
             }
         )
         self.script.set_normalize(s.normalize)
+        self.script.set_cast(self.project.cast)
         self._voices_changed()
 
     def set_project(self, project: projects.Project) -> None:
@@ -365,6 +371,10 @@ class MainWindow(QMainWindow):
         """The script's default voice follows a rename (``[Name]`` tags in the text are the user's)."""
         if (self.project.settings.default_voice or "").casefold() == old.casefold():
             self.project.with_settings(default_voice=new)
+        for character, voice in list(self.project.cast.items()):
+            if voice.casefold() == old.casefold():
+                self.project.set_cast(character, new)
+        self.script.set_cast(self.project.cast)
 
     def _refresh_segments(self, jobs: list[projects.SegmentJob] | None = None) -> None:
         self._segment_generation += 1
@@ -469,7 +479,8 @@ class MainWindow(QMainWindow):
             self.pick_voice_for_tag(job.voice)
 
     def pick_voice_for_tag(self, tag: str) -> None:
-        """Quick fix for an unknown ``[tag]``: choose an existing voice (no voices: import one)."""
+        """Quick fix for an unknown ``[tag]``: choose an existing voice to speak it (no voices:
+        import one). The script keeps its tag; the choice goes into the project's cast."""
         names = [v.name for v in self.library.list()]
         if not names:
             self.voices.import_dialog(tag)
@@ -477,7 +488,13 @@ class MainWindow(QMainWindow):
         question = self.tr("Which voice should speak the lines tagged [{0}]?").format(tag)
         name = self.dialogs.choose(self, question, names)
         if name:
-            self.script.replace_tag(tag, name)
+            self.set_cast(tag, name)
+
+    def set_cast(self, tag: str, voice: str | None) -> None:
+        """Map ``[tag]`` to a voice in the project's cast (None: remove the mapping)."""
+        self.project.set_cast(tag, voice)
+        self.script.set_cast(self.project.cast)
+        self.refresh_and_save()
 
     # --- speaking ---------------------------------------------------------------------------
     def _build_job(self, job: projects.SegmentJob) -> tuple[str | None, Any, Any]:
@@ -668,7 +685,11 @@ class MainWindow(QMainWindow):
 
     def stop(self) -> None:
         self._speak_when_loaded = False
-        self.session.stop()
+        self._stopping = True  # the run's end is a stop, not a finish (see _run_finished)
+        try:
+            self.session.stop()
+        finally:
+            self._stopping = False
         self.backcheck.stop()
         self.transport.set_busy(False)
         self.transport.set_busy_text("")
@@ -678,7 +699,11 @@ class MainWindow(QMainWindow):
         self.transport.set_busy_text("")
         self._progress_changed(1.0, None)
         c = self.session.counts()
-        if c.failed:
+        if self._stopping and c.failed:
+            text = self.tr("Stopped: {0} of {1} done, {2} failed").format(c.done, c.total, c.failed)
+        elif self._stopping:
+            text = self.tr("Stopped: {0} of {1} done").format(c.done, c.total)
+        elif c.failed:
             text = self.tr("Finished: {0} done, {1} failed").format(c.done, c.failed)
         else:
             text = self.tr("Finished: {0} done").format(c.done)
@@ -856,6 +881,7 @@ class MainWindow(QMainWindow):
         m = self.model
         self.device_label.setText(m.device or self.tr("Device: not loaded"))
         self.model_label.setText(self.tr("Model: {0}").format(m.name) if m.name else self.tr("No model"))
+        self.model_label.setToolTip(str(m.folder) if m.folder is not None else "")
         states = {
             "none": self.tr("Engine: no model"),
             "loading": self.tr("Engine: loading {0}% ({1})").format(*m.progress),

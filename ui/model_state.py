@@ -5,7 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.models.download import KNOWN_MODELS
 from ui.engine_host import ModelInfo
+
+FAMILY_NAMES = {"voxcpm2": "VoxCPM2", "voxcpm": "VoxCPM"}
+
+
+def model_title(folder_name: str, architecture: str, sample_rate: int) -> str:
+    """The model's real name, not its folder's: a catalog model's key when the folder is named
+    so, else the catalog model of this architecture and output rate, else the family's name
+    (a folder called "model" that holds VoxCPM2 is "VoxCPM2")."""
+    for known in KNOWN_MODELS:
+        if known.key.casefold() == folder_name.casefold():
+            return known.key
+    for known in KNOWN_MODELS:
+        if known.architecture == architecture and known.output_rate == sample_rate:
+            return known.key
+    return FAMILY_NAMES.get(architecture, folder_name)
 
 
 @dataclass
@@ -27,7 +43,13 @@ class ModelState:
 
     @property
     def name(self) -> str:
-        return self.info.name if self.info else (self.folder.name if self.folder else "")
+        """What the window calls the model: its real name once loaded (a speech server's model
+        keeps the name the server gives it), the folder's while loading."""
+        if self.info is None:
+            return self.folder.name if self.folder else ""
+        if self.folder is None:
+            return self.info.name
+        return model_title(self.info.name, self.info.architecture, self.info.sample_rate)
 
     @property
     def model_id(self) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QUrl
+from PySide6.QtCore import QObject, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QApplication, QDialog, QMenu, QPushButton, QStyle
 
@@ -87,9 +87,9 @@ class WindowActions(QObject):
         speech.addActions(self.w.backcheck.actions())
         speech.setToolTipsVisible(True)  # a disabled check says what a recognizer would add
         voices = bar.addMenu(self.tr("&Voices"))
-        self._action(voices, self.tr("Record a voice…"), self.record_voice, "Ctrl+R", sp.SP_MediaVolume)
+        self._action(voices, self.tr("Record…"), self.record_voice, "Ctrl+R", sp.SP_MediaVolume)
         self._action(
-            voices, self.tr("Import a voice…"), self.w.voices.import_dialog, "Ctrl+I", sp.SP_DialogOpenButton
+            voices, self.tr("Import…"), self.w.voices.import_dialog, "Ctrl+I", sp.SP_DialogOpenButton
         )
         tools = bar.addMenu(self.tr("&Tools"))
         self._action(tools, self.tr("Models…"), self.manage_models, None, sp.SP_ComputerIcon)
@@ -265,7 +265,9 @@ class WindowActions(QObject):
     def manage_models(self, first_run: bool = False) -> None:
         from ui.views.model_manager import ModelManager
 
-        dialog = ModelManager(self.w.settings, self.w.dialogs, first_run, self.w)
+        model = self.w.model
+        loaded = (model.folder, model.name) if model.ready and model.folder is not None else None
+        dialog = ModelManager(self.w.settings, self.w.dialogs, first_run, self.w, loaded=loaded)
         dialog.recognizerChanged.connect(self.w.voices.recognizer_changed)
         dialog.recognizerChanged.connect(self.w.backcheck.recognizer_changed)
         self._show(dialog, lambda: self._use_model(dialog.chosen_folder()))
@@ -296,7 +298,12 @@ class WindowActions(QObject):
         self.w.apply_output_device()
         self.w.backcheck.refresh()
         if self.w.settings.language != before[0]:
-            self.w.dialogs.info(self.w, self.tr("The new language is used after you restart VoxDesk."))
+            question = self.tr(
+                "The new language is used after VoxDesk restarts. Restart now?\n\n"
+                "Your script is kept: VoxDesk closes as usual and opens it again."
+            )
+            if self.w.dialogs.confirm(self.w, question):
+                QTimer.singleShot(0, self.restart)  # after this dialog has closed
         self.w.apply_local_api()
         s = self.w.settings
         folder = s.model_dir
@@ -304,6 +311,12 @@ class WindowActions(QObject):
             self.w.start()  # local engine <-> speech server
         elif folder is not None and (folder != before[2] or (s.device, s.cpu_precision) != before[1]):
             self.w.load_model(folder)
+
+    def restart(self) -> None:
+        """Restart VoxDesk through the window's own close path (autosave, and the save prompt
+        where there is unsaved work); a close that the user cancels restarts nothing."""
+        if self.w.close():
+            self.w.relaunch()
 
     def open_log_folder(self) -> None:
         from app.paths import log_dir

@@ -31,7 +31,10 @@ SILENCE_PEAK = 10 ** (-60 / 20)
 
 WRITE_FORMATS = {"WAV": "PCM_16", "FLAC": "PCM_24"}  # format -> default subtype
 
-_READABLE = "Use a WAV, FLAC, OGG or MP3 file."
+# What libsndfile decodes, named once for the import filter and the error message alike
+# (libsndfile reads no M4A/AAC, so neither offers it).
+READABLE_SUFFIXES = (".wav", ".flac", ".ogg", ".opus", ".mp3", ".aiff", ".aif")
+_READABLE = "Use a WAV, FLAC, OGG, Opus, MP3 or AIFF file."
 
 # What a file may cost to read, checked from its header before a sample is decoded (a 457 KB FLAC
 # can claim 60 s of 8 channels at 655 kHz; a small Ogg Vorbis, 255 channels).

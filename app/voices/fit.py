@@ -15,7 +15,6 @@ from dataclasses import dataclass
 # Speech is estimated at ~14 characters per second of English (ui/progress.py learns the real
 # rate during a run; before the first run this is all there is).
 SECONDS_PER_CHAR = 0.07
-BEST_SECONDS = (3.0, 10.0)  # what the VoxCPM authors recommend for a reference recording
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,12 @@ META = "voice.json"
 AUDIO = "audio.flac"
 MAX_SECONDS = 60.0
 MIN_SECONDS = 0.5
+# The one recommendation for a reference recording's length, shown by the record dialog, the
+# guide under the waveform and the length warning (the UI reads it from here). Below ~5 s a few
+# words carry too little of the voice; a longer reference seldom sounds more like the speaker,
+# while every segment pays for it: the whole reference is prefilled for each one (about 6 patches
+# of the model's context per second, and it counts against the positions a segment can use).
+RECOMMENDED_SECONDS = (5.0, 15.0)
 NORMALISE_PEAK_DBFS = -1.0
 # Bounds on what voice.json may hold (anything outside is a damaged file, never an allocation).
 MIN_RATE, MAX_RATE = 1000, 384_000
@@ -429,7 +435,7 @@ class VoiceLibrary:
         if seconds < MIN_SECONDS:
             raise VoxDeskError(
                 f"That audio is too short ({_seconds(seconds)}). Use a recording of at least "
-                f"{_seconds(MIN_SECONDS)} of speech; 3–10 s is best."
+                f"{_seconds(MIN_SECONDS)} of speech; {_recommended()} is best."
             )
         if not np.all(np.isfinite(samples)):
             raise VoxDeskError("That audio contains invalid samples. Export it again from your audio editor.")
@@ -539,5 +545,10 @@ def _present(path: Path) -> bool:
 def _too_long(seconds: float, limit: float) -> VoxDeskError:
     return VoxDeskError(
         f"That audio is {seconds:.0f} s long; a voice sample can be at most {limit:.0f} s. "
-        "Cut it to a shorter clip (10–20 s of clear speech works best)."
+        f"Cut it to a shorter clip ({_recommended()} of clear speech works best)."
     )
+
+
+def _recommended() -> str:
+    """The recommended length in words: "5–15 s"."""
+    return "{:.0f}–{:.0f} s".format(*RECOMMENDED_SECONDS)

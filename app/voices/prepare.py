@@ -11,11 +11,7 @@ from dataclasses import dataclass, replace
 
 from app.audio.prepare import loudness_gain_db, speech_bounds
 from app.errors import VoxDeskError
-from app.voices.library import MIN_SECONDS, Voice, VoiceLibrary
-
-# A longer reference seldom sounds more like the speaker, while every segment pays for it: the
-# whole reference is prefilled for each one (about 6 patches of the model's context per second).
-RECOMMENDED_SECONDS = 15.0
+from app.voices.library import MIN_SECONDS, RECOMMENDED_SECONDS, Voice, VoiceLibrary
 
 
 @dataclass(frozen=True)
@@ -72,14 +68,9 @@ def normalise_loudness(library: VoiceLibrary, voice: Voice) -> Voice:
     return library.set_preparation(current, gain_db=round(gain, 4), normalised=True)
 
 
-def length_advice(voice: Voice) -> str:
-    """A warning when the part in use is longer than the model benefits from, else ""."""
-    if voice.duration <= RECOMMENDED_SECONDS:
-        return ""
-    return (
-        f"This reference is {voice.duration:.0f} s long; about {RECOMMENDED_SECONDS:.0f} s of clear speech "
-        "gives the same likeness and every segment starts faster. Trim it to the best part."
-    )
+def too_long(voice: Voice) -> bool:
+    """The part in use is longer than the model benefits from (warned about, never refused)."""
+    return voice.duration > RECOMMENDED_SECONDS[1]
 
 
 class EditHistory:

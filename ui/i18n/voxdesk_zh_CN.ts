@@ -153,14 +153,14 @@
         <translation>导入声音</translation>
     </message>
     <message>
-        <location filename="../dialogs.py" line="65"/>
-        <source>Audio (*.wav *.flac *.mp3 *.ogg *.m4a *.aiff *.aif)</source>
-        <translation>音频 (*.wav *.flac *.mp3 *.ogg *.m4a *.aiff *.aif)</translation>
-    </message>
-    <message>
         <location filename="../dialogs.py" line="72"/>
         <source>Open a script</source>
         <translation>打开脚本</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py"/>
+        <source>Audio ({0})</source>
+        <translation>音频 ({0})</translation>
     </message>
 </context>
 <context>
@@ -613,6 +613,16 @@ Speak anyway? Choose No to trim the voice first.</source>
         <source>Restored unsaved changes from {0}. Save them with Ctrl+S.</source>
         <translation>已恢复 {0} 时未保存的更改。按 Ctrl+S 保存。</translation>
     </message>
+    <message>
+        <location filename="../main_window.py"/>
+        <source>Stopped: {0} of {1} done, {2} failed</source>
+        <translation>已停止：{1} 个中完成 {0} 个，{2} 个失败</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py"/>
+        <source>Stopped: {0} of {1} done</source>
+        <translation>已停止：{1} 个中完成 {0} 个</translation>
+    </message>
 </context>
 <context>
     <name>ModelManager</name>
@@ -826,6 +836,16 @@ Speak anyway? Choose No to trim the voice first.</source>
         <source>{0} is not a usable model folder: {1}</source>
         <translation>{0} 不是可用的模型文件夹：{1}</translation>
     </message>
+    <message>
+        <location filename="../views/model_manager.py"/>
+        <source>Loaded now: {0} ({1})</source>
+        <translation>当前已加载：{0}（{1}）</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py"/>
+        <source>loaded ✓</source>
+        <translation>已加载 ✓</translation>
+    </message>
 </context>
 <context>
     <name>Playback</name>
@@ -917,11 +937,6 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>我的声音</translation>
     </message>
     <message>
-        <location filename="../views/record_dialog.py" line="84"/>
-        <source>Read a few sentences in your normal voice, in a quiet room. 10–20 seconds of clear speech works best. Type what you said as the transcript afterwards for the closest match.</source>
-        <translation>请在安静的房间里用平常的声音读几句话，10–20 秒清晰的语音效果最好。录完后把所说内容填为文本，可获得最接近的效果。</translation>
-    </message>
-    <message>
         <location filename="../views/record_dialog.py" line="95"/>
         <source>Record</source>
         <translation>录音</translation>
@@ -981,6 +996,11 @@ Speak anyway? Choose No to trim the voice first.</source>
         <source>Press Record, wait for the countdown, then speak.</source>
         <translation>点击“录音”，倒计时结束后开始说话。</translation>
     </message>
+    <message>
+        <location filename="../views/record_dialog.py"/>
+        <source>Read a few sentences in your normal voice, in a quiet room. {0}–{1} seconds of clear speech works best. Type what you said as the transcript afterwards for the closest match.</source>
+        <translation>请在安静的房间里用平常的声音读几句话，{0}–{1} 秒清晰的语音效果最好。录完后把所说内容填为文本，可获得最接近的效果。</translation>
+    </message>
 </context>
 <context>
     <name>ReferenceGuide</name>
@@ -995,14 +1015,14 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>对于此脚本，此模型无法使用任何录音：请缩短最长的句子。</translation>
     </message>
     <message>
-        <location filename="../views/reference_guide.py" line="95"/>
-        <source>This model uses up to {0} of the recording for this script; 3–10 s is best.</source>
-        <translation>对于此脚本，此模型最多使用录音的 {0}；3–10 秒最佳。</translation>
-    </message>
-    <message>
         <location filename="../views/reference_guide.py" line="98"/>
         <source>The selection ({0}) is longer: trim it to {1} or less.</source>
         <translation>选区（{0}）过长：请裁剪到 {1} 以内。</translation>
+    </message>
+    <message>
+        <location filename="../views/reference_guide.py"/>
+        <source>This model uses up to {0} of the recording for this script; {1}–{2} s is best.</source>
+        <translation>对于此脚本，此模型最多使用录音的 {0}；{1}–{2} 秒最佳。</translation>
     </message>
 </context>
 <context>
@@ -1131,41 +1151,6 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>片段</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="167"/>
-        <source>Play</source>
-        <translation>播放</translation>
-    </message>
-    <message>
-        <location filename="../views/script_editor.py" line="168"/>
-        <source>Play the selected segment (double-click a row)</source>
-        <translation>播放所选片段（或双击该行）</translation>
-    </message>
-    <message>
-        <location filename="../views/script_editor.py" line="169"/>
-        <source>Regenerate</source>
-        <translation>重新生成</translation>
-    </message>
-    <message>
-        <location filename="../views/script_editor.py" line="170"/>
-        <source>Generate the selected segment again with the same seed</source>
-        <translation>用相同种子重新生成所选片段</translation>
-    </message>
-    <message>
-        <location filename="../views/script_editor.py" line="171"/>
-        <source>New take</source>
-        <translation>换一版</translation>
-    </message>
-    <message>
-        <location filename="../views/script_editor.py" line="172"/>
-        <source>Generate the selected segment again with a new seed</source>
-        <translation>用新种子重新生成所选片段</translation>
-    </message>
-    <message>
-        <location filename="../views/script_editor.py" line="173"/>
-        <source>Segment settings…</source>
-        <translation>片段设置…</translation>
-    </message>
-    <message>
         <location filename="../views/script_editor.py" line="227"/>
         <source>pick a voice</source>
         <translation>选择一个声音</translation>
@@ -1184,6 +1169,21 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/script_editor.py" line="264"/>
         <source>(no voice: the model&apos;s own)</source>
         <translation>（不使用声音：模型自带）</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py"/>
+        <source>change</source>
+        <translation>更改</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py"/>
+        <source>remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py"/>
+        <source>[{0}] → {1}</source>
+        <translation>[{0}] → {1}</translation>
     </message>
 </context>
 <context>
@@ -1312,21 +1312,6 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>种子 {0}</translation>
     </message>
     <message>
-        <location filename="../views/segment_table.py" line="201"/>
-        <source>Play this segment</source>
-        <translation>播放此片段</translation>
-    </message>
-    <message>
-        <location filename="../views/segment_table.py" line="202"/>
-        <source>Regenerate (same seed)</source>
-        <translation>重新生成（相同种子）</translation>
-    </message>
-    <message>
-        <location filename="../views/segment_table.py" line="203"/>
-        <source>Regenerate (new seed)</source>
-        <translation>重新生成（新种子）</translation>
-    </message>
-    <message>
         <location filename="../views/segment_table.py" line="204"/>
         <source>Keep this take&apos;s seed</source>
         <translation>保留这次生成的种子</translation>
@@ -1350,6 +1335,56 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/segment_table.py" line="220"/>
         <source>Regenerate stale takes</source>
         <translation>重新生成过期的结果</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py"/>
+        <source>Play</source>
+        <translation>播放</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py"/>
+        <source>Play the selected segment (double-click a row)</source>
+        <translation>播放所选片段（或双击该行）</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py"/>
+        <source>Regenerate</source>
+        <translation>重新生成</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py"/>
+        <source>Generate the selected segment again with the same seed</source>
+        <translation>用相同种子重新生成所选片段</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py"/>
+        <source>New take</source>
+        <translation>换一版</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py"/>
+        <source>Generate the selected segment again with a new seed</source>
+        <translation>用新种子重新生成所选片段</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py"/>
+        <source>Regenerating keeps this take: its seed becomes the segment&apos;s own (marked *)</source>
+        <translation>重新生成时保留这一版：它的种子成为此片段自己的种子（标记为 *）</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py"/>
+        <source>This segment&apos;s own settings and seed</source>
+        <translation>此片段自己的设置和种子</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py"/>
+        <source>Why this segment failed, with the log line</source>
+        <translation>此片段失败的原因及日志行</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py"/>
+        <source>*: this segment has its own settings or a kept seed (Segment settings…)</source>
+        <translation>*：此片段有自己的设置或保留的种子（片段设置…）</translation>
     </message>
 </context>
 <context>
@@ -1546,11 +1581,6 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>停止生成和播放（Esc）</translation>
     </message>
     <message>
-        <location filename="../views/transport.py" line="71"/>
-        <source>Export…</source>
-        <translation>导出…</translation>
-    </message>
-    <message>
         <location filename="../views/transport.py" line="72"/>
         <source>Export WAV, FLAC, per-segment files and subtitles (Ctrl+E)</source>
         <translation>导出 WAV、FLAC、分段文件和字幕（Ctrl+E）</translation>
@@ -1594,6 +1624,11 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/transport.py" line="105"/>
         <source>{0} · about {1} left</source>
         <translation>{0} · 约剩 {1}</translation>
+    </message>
+    <message>
+        <location filename="../views/transport.py"/>
+        <source>Export audio…</source>
+        <translation>导出音频…</translation>
     </message>
 </context>
 <context>
@@ -1672,11 +1707,6 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/voice_panel.py" line="232"/>
         <source>Cancel</source>
         <translation>取消</translation>
-    </message>
-    <message>
-        <location filename="../views/voice_panel.py" line="333"/>
-        <source>⚠ {0}</source>
-        <translation>⚠ {0}</translation>
     </message>
     <message>
         <location filename="../views/voice_panel.py" line="343"/>
@@ -1789,6 +1819,11 @@ Speak anyway? Choose No to trim the voice first.</source>
         <source>Delete the voice “{0}”? Its recording is removed from the library.</source>
         <translation>删除声音“{0}”？其录音将从声音库中移除。</translation>
     </message>
+    <message>
+        <location filename="../views/voice_panel.py"/>
+        <source>⚠ This reference is {0} s long; {1}–{2} s of clear speech gives the same likeness and every segment starts faster. Trim it to the best part.</source>
+        <translation>⚠ 这段参考录音长 {0} 秒；{1}–{2} 秒清晰的语音就能达到同样的相似度，而且每个片段开始得更快。请裁剪出其中最好的部分。</translation>
+    </message>
 </context>
 <context>
     <name>WindowActions</name>
@@ -1831,16 +1866,6 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../window_actions.py" line="90"/>
         <source>&amp;Voices</source>
         <translation>声音(&amp;V)</translation>
-    </message>
-    <message>
-        <location filename="../window_actions.py" line="91"/>
-        <source>Record a voice…</source>
-        <translation>录制声音…</translation>
-    </message>
-    <message>
-        <location filename="../window_actions.py" line="93"/>
-        <source>Import a voice…</source>
-        <translation>导入声音…</translation>
     </message>
     <message>
         <location filename="../window_actions.py" line="95"/>
@@ -1931,6 +1956,25 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../window_actions.py" line="85"/>
         <source>Regenerate stale takes</source>
         <translation>重新生成过期的结果</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py"/>
+        <source>Record…</source>
+        <translation>录音…</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py"/>
+        <source>Import…</source>
+        <translation>导入…</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py"/>
+        <source>The new language is used after VoxDesk restarts. Restart now?
+
+Your script is kept: VoxDesk closes as usual and opens it again.</source>
+        <translation>新语言在 VoxDesk 重新启动后生效。现在重新启动吗？
+
+你的脚本会保留：VoxDesk 照常关闭后会再次打开它。</translation>
     </message>
 </context>
 </TS>

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.dialogs import OK_CANCEL
+from ui.views.seed_box import SeedBox
 
 DEFAULTS: dict[str, Any] = {"cfg_value": 2.0, "inference_timesteps": 10, "style": "", "seed": None}
 RANDOM_SEED = -1  # the seed box's lowest value, shown as "random"
@@ -50,7 +51,7 @@ class GenerationForm(QWidget):
         self.style_text.setToolTip(
             self.tr("VoxCPM2 only: describe the voice or manner; it is ignored by older models")
         )
-        self.seed = QSpinBox()  # the script's locked seed, or "random" (a new seed per take)
+        self.seed = SeedBox()  # the script's locked seed, or "random" (a new seed per take)
         self.seed.setRange(RANDOM_SEED, 2**31 - 1)
         self.seed.setSpecialValueText(self.tr("random"))
         self.seed.setToolTip(

@@ -85,9 +85,15 @@ class ModelManager(QDialog):
     recognizerChanged = Signal()
 
     def __init__(
-        self, settings: Settings, dialogs: Dialogs, first_run: bool = False, parent: QWidget | None = None
+        self,
+        settings: Settings,
+        dialogs: Dialogs,
+        first_run: bool = False,
+        parent: QWidget | None = None,
+        loaded: tuple[Path, str] | None = None,
     ) -> None:
         super().__init__(parent)
+        self.loaded = loaded  # (folder, name) of the model the window runs now
         self.settings = settings
         self.dialogs = dialogs
         self._chosen: Path | None = None
@@ -175,6 +181,13 @@ class ModelManager(QDialog):
             buttons.addWidget(button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.intro)
+        self.loaded_label = QLabel()  # which model the window runs now, wherever its folder is
+        self.loaded_label.setWordWrap(True)
+        self.loaded_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        if loaded is not None:
+            self.loaded_label.setText(self.tr("Loaded now: {0} ({1})").format(loaded[1], loaded[0]))
+        self.loaded_label.setVisible(loaded is not None)
+        layout.addWidget(self.loaded_label)
         layout.addWidget(self.models)
         layout.addLayout(form)
         layout.addWidget(self.asr_box)
@@ -208,8 +221,19 @@ class ModelManager(QDialog):
     def chosen_folder(self) -> Path | None:
         return self._chosen
 
+    def is_loaded(self, model: dl.KnownModel) -> bool:
+        """Whether this catalog model's folder is the one the window runs now."""
+        if self.loaded is None:
+            return False
+        try:
+            return self.folder_of(model).resolve() == Path(self.loaded[0]).resolve()
+        except OSError:
+            return False
+
     def _model_state(self, model: dl.KnownModel) -> str:
         folder = self.folder_of(model)
+        if self.is_loaded(model):
+            return self.tr("loaded ✓")
         if not folder.is_dir() or not any(folder.iterdir()):
             return self.tr("not downloaded")
         if not dl.validate_model_dir(folder):
@@ -223,7 +247,20 @@ class ModelManager(QDialog):
                 extra = self.tr(" · {0} to download").format(_mb(size))
             else:  # before a server has listed the files: the architecture's weights
                 extra = self.tr(" · about {0} to download").format(_mb(model.approx_mb * 10**6))
-            self.models.item(row).setText(f"{model.title} — {self._model_state(model)}{extra}")
+            item = self.models.item(row)
+            loaded = self.is_loaded(model)
+            if loaded:
+                extra = ""
+            item.setText(f"{model.title} — {self._model_state(model)}{extra}")
+            font = item.font()
+            font.setBold(loaded)
+            item.setFont(font)
+            icon = (
+                QStyle.StandardPixmap.SP_DialogApplyButton
+                if loaded
+                else QStyle.StandardPixmap.SP_ComputerIcon
+            )
+            item.setIcon(self.style().standardIcon(icon))
         self.space.setText(_free_space(models_dir()))
         running = self._worker is not None
         installed = not dl.validate_model_dir(self.folder_of(self.selected_model()))

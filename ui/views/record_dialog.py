@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from app.audio import devices
 from app.audio.recorder import FLOOR_DB, Recorder
 from app.errors import VoxDeskError
+from app.voices.library import RECOMMENDED_SECONDS
 from ui.dialogs import OK_CANCEL, Dialogs
 from ui.errors import report
 
@@ -81,9 +82,9 @@ class RecordDialog(QDialog):
         self.max_seconds.setSuffix(" s")
         self.tip = QLabel(
             self.tr(
-                "Read a few sentences in your normal voice, in a quiet room. 10–20 seconds of clear "
+                "Read a few sentences in your normal voice, in a quiet room. {0}–{1} seconds of clear "
                 "speech works best. Type what you said as the transcript afterwards for the closest match."
-            )
+            ).format(*(f"{s:.0f}" for s in RECOMMENDED_SECONDS))
         )
         self.tip.setObjectName("hint")
         self.tip.setWordWrap(True)

@@ -1,7 +1,7 @@
 """The bar under the voice waveform: how much of this recording the model can use for the script.
 
-Drawn on the waveform's time axis: green up to what fits, red beyond it, and the 3–10 s range the
-model authors recommend marked above it. The line under it says the same in words.
+Drawn on the waveform's time axis: green up to what fits, red beyond it, and the recommended
+length (app/voices/prepare.py) marked above it. The line under it says the same in words.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from app.voices.fit import BEST_SECONDS
+from app.voices.library import RECOMMENDED_SECONDS
 from ui.views.segment_table import FAILED_RED, format_seconds
 
 FITS_GREEN = QColor(40, 150, 70)
@@ -53,7 +53,7 @@ class GuideBar(QWidget):
                 )
             best = QColor(FITS_GREEN)
             best.setAlphaF(0.35)
-            lo, hi = start + BEST_SECONDS[0], start + BEST_SECONDS[1]
+            lo, hi = start + RECOMMENDED_SECONDS[0], start + RECOMMENDED_SECONDS[1]
             p.fillRect(QRectF(self._x(lo), 0, self._x(hi) - self._x(lo), h / 2 - 1), best)
             p.setPen(QPen(pal.color(QPalette.ColorRole.Text), 1))
             x = self._x(start + self.usable)
@@ -92,8 +92,8 @@ class ReferenceGuide(QWidget):
             )
         else:
             text = self.tr(
-                "This model uses up to {0} of the recording for this script; 3–10 s is best."
-            ).format(format_seconds(usable))
+                "This model uses up to {0} of the recording for this script; {1}–{2} s is best."
+            ).format(format_seconds(usable), *(f"{s:.0f}" for s in RECOMMENDED_SECONDS))
             if self.too_long:
                 text += " " + self.tr("The selection ({0}) is longer: trim it to {1} or less.").format(
                     format_seconds(chosen), format_seconds(usable)

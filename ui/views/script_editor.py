@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QAction, QFont
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QStyle,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -23,7 +24,7 @@ from PySide6.QtWidgets import (
 from ui.views.failure_bar import FailureBar, fix_for
 from ui.views.generation_form import GenerationForm
 from ui.views.segment_table import SegmentTable
-from ui.views.tag_checker import TagHighlighter, unknown_tags
+from ui.views.tag_checker import TagHighlighter, cast_tags, unknown_tags
 
 EDIT_SETTLE_MS = 300
 
@@ -35,12 +36,13 @@ class ScriptEditor(QWidget):
     settingsChanged = Signal()
     pronunciationClicked = Signal()
     pickVoiceForTag = Signal(str)  # quick fix for an unknown [Name]: choose an existing voice
+    removeCastForTag = Signal(str)  # the [Name] is spoken by its own name's voice again
     createVoiceForTag = Signal(str)  # quick fix: import a recording as a voice of that name
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.voice = QComboBox()
-        self.voice.setMinimumWidth(160)
+        self.voice.setMinimumWidth(120)
         self.pronunciation = QPushButton(
             self.style().standardIcon(QStyle.StandardPixmap.SP_FileDialogDetailedView), ""
         )
@@ -48,6 +50,7 @@ class ScriptEditor(QWidget):
         self.normalize.setChecked(True)
         self.editor = QPlainTextEdit()
         self.editor.setObjectName("scriptText")
+        self.editor.setTabChangesFocus(True)  # the model reads a tab as a space: let Tab leave the editor
         font = QFont(self.editor.font())
         font.setPointSizeF(font.pointSizeF() + 1.5)
         self.editor.setFont(font)
@@ -55,6 +58,7 @@ class ScriptEditor(QWidget):
         # Which fix a failed row gets ("trim", "pick_voice", "regenerate"); the window sets it.
         self.fix_for: Callable[[int, str], str] = lambda _row, message: fix_for(message)
         self._voice_names: list[str] = []
+        self._cast: dict[str, str] = {}  # the project's cast: [Character] -> voice
         self.tag_warning = QLabel()
         self.tag_warning.setObjectName("tagWarning")
         self.tag_warning.setWordWrap(True)
@@ -75,12 +79,13 @@ class ScriptEditor(QWidget):
         top.addWidget(self.voice_label)
         top.addWidget(self.voice)
         top.addStretch(1)
-        top.addWidget(self.normalize)
         top.addWidget(self.pronunciation)
 
         self.settings_box = QGroupBox()
         box_layout = QVBoxLayout(self.settings_box)
+        box_layout.setContentsMargins(6, 6, 6, 6)  # narrow margins: the window fits 800 px
         box_layout.addWidget(self.settings)
+        box_layout.addWidget(self.normalize)  # a script setting: here, not in the row above the text
 
         upper = QWidget()
         text_col = QVBoxLayout(upper)
@@ -93,33 +98,24 @@ class ScriptEditor(QWidget):
 
         self.segments_box = QGroupBox()
         seg_layout = QVBoxLayout(self.segments_box)
+        seg_layout.setContentsMargins(6, 6, 6, 6)
         seg_layout.addWidget(self.table)
         self.failure = FailureBar()
         seg_layout.addWidget(self.failure)
-        icon = self.style().standardIcon
-        self.play_row = QPushButton(icon(QStyle.StandardPixmap.SP_MediaPlay), "")
-        self.again_row = QPushButton(icon(QStyle.StandardPixmap.SP_BrowserReload), "")
-        self.new_take_row = QPushButton(icon(QStyle.StandardPixmap.SP_BrowserReload), "")
-        self.settings_row = QPushButton(icon(QStyle.StandardPixmap.SP_FileDialogInfoView), "")
+        table = self.table
+        # The table's own actions (its context menu offers the same ones, by the same names).
+        self.play_row = self._action_button(table.play_action)
+        self.again_row = self._action_button(table.regenerate_action)
+        self.new_take_row = self._action_button(table.new_take_action)
+        self.settings_row = self._action_button(table.settings_action)
         row_buttons = QHBoxLayout()
         for button in (self.play_row, self.again_row, self.new_take_row, self.settings_row):
             row_buttons.addWidget(button)
         row_buttons.addStretch(1)
         seg_layout.addLayout(row_buttons)
-        table = self.table
-        self.play_row.clicked.connect(lambda: self._for_row(table.playRequested.emit))
-        self.again_row.clicked.connect(
-            lambda: self._for_row(lambda r: table.regenerateRequested.emit(r, False))
-        )
-        self.new_take_row.clicked.connect(
-            lambda: self._for_row(lambda r: table.regenerateRequested.emit(r, True))
-        )
-        self.settings_row.clicked.connect(lambda: self._for_row(table.settingsRequested.emit))
-        table.itemSelectionChanged.connect(self._update_row_buttons)
         table.itemSelectionChanged.connect(self.update_failure)
         self.failure.regenerateClicked.connect(lambda r: table.regenerateRequested.emit(r, False))
         self.failure.detailsClicked.connect(table.detailsRequested)
-        self._update_row_buttons()
 
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(upper)
@@ -164,20 +160,16 @@ class ScriptEditor(QWidget):
         )
         self.settings_box.setTitle(self.tr("Script settings"))
         self.segments_box.setTitle(self.tr("Segments"))
-        self.play_row.setText(self.tr("Play"))
-        self.play_row.setToolTip(self.tr("Play the selected segment (double-click a row)"))
-        self.again_row.setText(self.tr("Regenerate"))
-        self.again_row.setToolTip(self.tr("Generate the selected segment again with the same seed"))
-        self.new_take_row.setText(self.tr("New take"))
-        self.new_take_row.setToolTip(self.tr("Generate the selected segment again with a new seed"))
-        self.settings_row.setText(self.tr("Segment settings…"))
         self.table.retranslate()
         self.failure.retranslate()
 
-    def _for_row(self, action: Callable[[int], object]) -> None:
-        row = self.table.currentRow()
-        if row >= 0:
-            action(row)
+    @staticmethod
+    def _action_button(action: QAction) -> QToolButton:
+        button = QToolButton()
+        button.setDefaultAction(action)
+        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        button.setMinimumHeight(26)
+        return button
 
     def update_failure(self) -> None:
         """Explain the selected row's failure, else the first failed row's (else hide)."""
@@ -189,11 +181,6 @@ class ScriptEditor(QWidget):
             self.failure.clear()
         else:
             self.failure.show_failure(row, rows[row].message, self.fix_for(row, rows[row].message))
-
-    def _update_row_buttons(self) -> None:
-        selected = bool(self.table.selectedItems())
-        for button in (self.play_row, self.again_row, self.new_take_row, self.settings_row):
-            button.setEnabled(selected)
 
     # --- content ----------------------------------------------------------------------------
     def text(self) -> str:
@@ -220,45 +207,50 @@ class ScriptEditor(QWidget):
         from html import escape
 
         unknown = self.unknown_tags()
-        if not unknown:
+        known_voices = {n.casefold() for n in self._voice_names}
+        cast = [(c, v) for c, v in cast_tags(self.text(), self._cast) if v.casefold() in known_voices]
+        if not unknown and not cast:
             self.tag_warning.hide()
             return
         lines = []
+        change, remove = escape(self.tr("change")), escape(self.tr("remove"))
+        for character, voice in cast[:5]:
+            q = escape(character, quote=True)
+            lines.append(
+                escape(self.tr("[{0}] → {1}").format(character, voice))
+                + f' <a href="pick:{q}">{change}</a> · <a href="uncast:{q}">{remove}</a>'
+            )
         pick = escape(self.tr("pick a voice"))
         for name in unknown[:3]:
             q = escape(name, quote=True)
             create = escape(self.tr("create “{0}”").format(name))
             lines.append(
-                escape(self.tr("No voice is named [{0}]:").format(name))
-                + f' <a href="pick:{q}">{pick}</a> · <a href="create:{q}">{create}</a>'
+                '<span style="color:#c81e1e">'
+                + escape(self.tr("No voice is named [{0}]:").format(name))
+                + f' <a href="pick:{q}">{pick}</a> · <a href="create:{q}">{create}</a></span>'
             )
-        self.tag_warning.setText('<span style="color:#c81e1e">' + "<br>".join(lines) + "</span>")
+        self.tag_warning.setText("<br>".join(lines))
         self.tag_warning.show()
 
     def _tag_link(self, link: str) -> None:
         kind, _, name = link.partition(":")
-        (self.pickVoiceForTag if kind == "pick" else self.createVoiceForTag).emit(name)
+        signals = {"pick": self.pickVoiceForTag, "uncast": self.removeCastForTag}
+        signals.get(kind, self.createVoiceForTag).emit(name)
 
-    def replace_tag(self, old: str, new: str) -> None:
-        """Rename every ``[old]`` line tag to ``[new]`` (an undoable edit, like typing it)."""
-        from app.text.segmenter import tag_span
+    def set_cast(self, cast: dict[str, str]) -> None:
+        """The project's cast: its characters count as known while their voice exists."""
+        self._cast = dict(cast)
+        self._update_known()
 
-        lines = self.text().split("\n")
-        changed = False
-        for i, line in enumerate(lines):
-            span = tag_span(line)
-            if span is not None and span[2].casefold() == old.casefold():
-                lines[i] = line[: span[0]] + f"[{new}]" + line[span[1] :]
-                changed = True
-        if changed:
-            cursor = self.editor.textCursor()
-            cursor.select(cursor.SelectionType.Document)
-            cursor.insertText("\n".join(lines))
-            self.flush()
+    def _update_known(self) -> None:
+        voices = {n.casefold() for n in self._voice_names}
+        characters = [c for c, v in self._cast.items() if v.casefold() in voices]
+        self.tags.set_known(self._voice_names + characters)
+        self._check_tags()
 
     def set_voices(self, names: list[str], current: str | None) -> None:
-        self.tags.set_known(names)
-        self._check_tags()
+        self._voice_names = list(names)
+        self._update_known()
         self.voice.blockSignals(True)
         self.voice.clear()
         self.voice.addItem(self.tr("(no voice: the model's own)"), "")  # not None: see segment_table.py

@@ -8,11 +8,20 @@ A failed row is drawn in red and its Status cell carries the one-line reason.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QFont
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableWidget, QTableWidgetItem, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QMenu,
+    QStyle,
+    QTableWidget,
+    QTableWidgetItem,
+    QWidget,
+)
 
 FAILED_RED = QColor(200, 30, 30)
 STALE_AMBER = QColor(160, 95, 0)  # a take made with other settings: kept, but not what they say now
@@ -81,10 +90,12 @@ class SegmentTable(QTableWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        # Status stays narrow (a failure's reason is in its tooltip and the bar under the table)
+        # and the user can widen it; the Text column takes the rest of the room.
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(5, QHeaderView.ResizeMode.ResizeToContents)
-        self.setColumnWidth(3, 220)
+        header.setMinimumSectionSize(24)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
         self.cellDoubleClicked.connect(lambda row, _col: self.playRequested.emit(row))
@@ -93,12 +104,84 @@ class SegmentTable(QTableWidget):
         # item() drops a reference to None each time it returns None, and the process aborts
         # ("none_dealloc") after a few long pastes. Row i of the table is _items[i], always.
         self._cells: list[list[QTableWidgetItem]] = []
+        # One QAction per row action, for the buttons under the table and the context menu alike
+        # (one name, one tooltip, one enabled state); each acts on the selected row.
+        pix = QStyle.StandardPixmap
+        self.play_action = self._row_action(pix.SP_MediaPlay, self.playRequested.emit)
+        self.regenerate_action = self._row_action(
+            pix.SP_BrowserReload, lambda r: self.regenerateRequested.emit(r, False)
+        )
+        self.new_take_action = self._row_action(
+            pix.SP_BrowserReload, lambda r: self.regenerateRequested.emit(r, True)
+        )
+        self.keep_seed_action = self._row_action(pix.SP_DialogApplyButton, self.keepSeedRequested.emit)
+        self.settings_action = self._row_action(pix.SP_FileDialogInfoView, self.settingsRequested.emit)
+        self.details_action = self._row_action(pix.SP_MessageBoxInformation, self.detailsRequested.emit)
+        self.itemSelectionChanged.connect(self._update_actions)
+        self._update_actions()
         self.retranslate()
+
+    def _row_action(self, icon: QStyle.StandardPixmap, slot: Callable[[int], object]) -> QAction:
+        action = QAction(self.style().standardIcon(icon), "", self)
+        action.triggered.connect(lambda _checked=False: self._for_current(slot))
+        return action
+
+    def _for_current(self, slot: Callable[[int], object]) -> None:
+        row = self.currentRow()
+        if row >= 0 and self.selectionModel().hasSelection():
+            slot(row)
+
+    def row_actions(self) -> list[QAction]:
+        return [
+            self.play_action,
+            self.regenerate_action,
+            self.new_take_action,
+            self.keep_seed_action,
+            self.settings_action,
+            self.details_action,
+        ]
+
+    def _update_actions(self) -> None:
+        selected = bool(self.selectedItems())
+        for action in self.row_actions():
+            action.setEnabled(selected)
+        row = self.currentRow()
+        failed = selected and 0 <= row < len(self._rows) and self._rows[row].status == "failed"
+        self.details_action.setVisible(failed)
 
     def retranslate(self) -> None:
         labels = ["#", self.tr("Voice"), self.tr("Text"), self.tr("Status"), self.tr("Length")]
         labels.append(self.tr("Check"))
         self.setHorizontalHeaderLabels(labels)
+        for action, text, tip in (
+            (self.play_action, self.tr("Play"), self.tr("Play the selected segment (double-click a row)")),
+            (
+                self.regenerate_action,
+                self.tr("Regenerate"),
+                self.tr("Generate the selected segment again with the same seed"),
+            ),
+            (
+                self.new_take_action,
+                self.tr("New take"),
+                self.tr("Generate the selected segment again with a new seed"),
+            ),
+            (
+                self.keep_seed_action,
+                self.tr("Keep this take's seed"),
+                self.tr("Regenerating keeps this take: its seed becomes the segment's own (marked *)"),
+            ),
+            (
+                self.settings_action,
+                self.tr("Segment settings…"),
+                self.tr("This segment's own settings and seed"),
+            ),
+            (self.details_action, self.tr("Details…"), self.tr("Why this segment failed, with the log line")),
+        ):
+            action.setText(text)
+            action.setIconText(text)  # a tool button would drop the "…" of the menu's name
+            action.setToolTip(tip)
+        widest = max(self.tr("Generating {0}%").format(100), self.tr("Queued"), key=len)
+        self.setColumnWidth(3, self.fontMetrics().horizontalAdvance(widest) + 16)
         for i, row in enumerate(self._rows):
             self._fill(i, row)
 
@@ -125,11 +208,19 @@ class SegmentTable(QTableWidget):
             self._cells.append(cells)
         for i, row in enumerate(rows):
             self._fill(i, row)
+        # The Check column only once the back-check has something to say: its room goes to Text.
+        self.setColumnHidden(5, not any(self.check_text(r) for r in rows))
+        self._update_actions()
 
     def update_row(self, index: int, row: SegmentRow) -> None:
         if 0 <= index < len(self._rows) and self._rows[index] != row:
+            failed = self._rows[index].status == "failed"
             self._rows[index] = row
             self._fill(index, row)
+            if failed != (row.status == "failed"):
+                self._update_actions()
+            if self.isColumnHidden(5) and self.check_text(row):
+                self.setColumnHidden(5, False)
 
     def status_text(self, row: SegmentRow) -> str:
         text = self._status_word(row)
@@ -187,6 +278,11 @@ class SegmentTable(QTableWidget):
             font = QFont(item.font())
             font.setBold(row.playing)
             item.setFont(font)
+        cells[0].setToolTip(
+            self.tr("*: this segment has its own settings or a kept seed (Segment settings…)")
+            if row.custom
+            else ""
+        )
         cells[2].setToolTip(row.text)
         if row.kept:
             retried = self.tr("The back-check heard {0} takes and kept the one with the fewest errors.")
@@ -202,24 +298,20 @@ class SegmentTable(QTableWidget):
         cells[4].setToolTip(self.tr("Seed {0}").format(row.seed) if row.seed is not None else "")
         cells[5].setToolTip(self._check_tip(row))
 
+    def context_menu(self, row: int) -> QMenu:
+        """The row's menu: it selects the row and offers the same actions as the buttons."""
+        self.selectRow(row)
+        menu = QMenu(self)
+        menu.setToolTipsVisible(True)
+        menu.addActions([a for a in self.row_actions() if a.isVisible()])
+        if any(r.stale for r in self._rows):  # the Speech menu's action, by the same name
+            menu.addSeparator()
+            stale = menu.addAction(self.tr("Regenerate stale takes"))
+            stale.triggered.connect(self.regenerateStaleRequested.emit)
+        menu.aboutToHide.connect(menu.deleteLater)
+        return menu
+
     def _menu(self, pos: QPoint) -> None:
         row = self.rowAt(pos.y())
-        if row < 0:
-            return
-        menu = QMenu(self)
-        actions: list[tuple[str, object]] = [
-            (self.tr("Play this segment"), lambda: self.playRequested.emit(row)),
-            (self.tr("Regenerate (same seed)"), lambda: self.regenerateRequested.emit(row, False)),
-            (self.tr("Regenerate (new seed)"), lambda: self.regenerateRequested.emit(row, True)),
-            (self.tr("Keep this take's seed"), lambda: self.keepSeedRequested.emit(row)),
-            (self.tr("Segment settings…"), lambda: self.settingsRequested.emit(row)),
-        ]
-        if row < len(self._rows) and self._rows[row].status == "failed":
-            actions.append((self.tr("Details…"), lambda: self.detailsRequested.emit(row)))
-        if any(r.stale for r in self._rows):
-            actions.append((self.tr("Regenerate stale takes"), self.regenerateStaleRequested.emit))
-        for label, slot in actions:
-            action = QAction(label, menu)
-            action.triggered.connect(slot)
-            menu.addAction(action)
-        menu.popup(self.viewport().mapToGlobal(pos))
+        if row >= 0:
+            self.context_menu(row).popup(self.viewport().mapToGlobal(pos))

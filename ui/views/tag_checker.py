@@ -1,7 +1,8 @@
 """``[Voice]`` tags checked as the user types: unknown names get a red wavy underline.
 
 The highlighter only colours; :func:`unknown_tags` lists the unknown names (in order of first use)
-for the hint under the editor, which offers the quick fixes.
+for the hint under the editor, which offers the quick fixes. A tag the script's cast maps to a
+voice (``[Carol]`` spoken by Ben) is known; :func:`cast_tags` lists those for the same hint.
 """
 
 from __future__ import annotations
@@ -11,6 +12,17 @@ from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextDocu
 from app.text.segmenter import tag_span
 
 UNKNOWN_RED = QColor(200, 30, 30)
+
+
+def cast_tags(text: str, cast: dict[str, str]) -> list[tuple[str, str]]:
+    """(tag as written, voice) for each tag in ``text`` that the cast maps, in order of first use."""
+    voices = {k.casefold(): v for k, v in cast.items()}
+    seen: dict[str, tuple[str, str]] = {}
+    for line in text.splitlines():
+        span = tag_span(line)
+        if span is not None and span[2].casefold() in voices:
+            seen.setdefault(span[2].casefold(), (span[2], voices[span[2].casefold()]))
+    return list(seen.values())
 
 
 def unknown_tags(text: str, known: set[str]) -> list[str]:

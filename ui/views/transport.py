@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QTextDocumentFragment
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStyle, QWidget
 
 from ui.progress import RunCounts
@@ -68,7 +69,7 @@ class TransportBar(QWidget):
         self.speak_button.setToolTip(self.tr("Speak the whole script (Ctrl+Enter)"))
         self.stop_button.setText(self.tr("Stop"))
         self.stop_button.setToolTip(self.tr("Stop generating and playing (Esc)"))
-        self.export_button.setText(self.tr("Export…"))
+        self.export_button.setText(self.tr("Export audio…"))
         self.export_button.setToolTip(self.tr("Export WAV, FLAC, per-segment files and subtitles (Ctrl+E)"))
         self.set_playing(self._playing if hasattr(self, "_playing") else False)
 
@@ -104,3 +105,9 @@ class TransportBar(QWidget):
         if remaining:
             text = self.tr("{0} · about {1} left").format(text, remaining)
         self.status_label.setText(text)
+        # A rich-text label's size hint can fall short of its text in a CJK fallback font (the
+        # ETA's last digit was cut off): its width is measured on the words it shows.
+        plain = QTextDocumentFragment.fromHtml(text).toPlainText()
+        self.status_label.setMinimumWidth(
+            max(120, self.status_label.fontMetrics().horizontalAdvance(plain) + 8)
+        )

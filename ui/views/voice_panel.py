@@ -17,6 +17,7 @@ from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFormLayout,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -30,11 +31,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.audio.io import READABLE_SUFFIXES
 from app.errors import VoxDeskError
 from app.voices.cloning import resolve_mode
 from app.voices.fit import ModelLimits, usable_seconds
-from app.voices.library import Voice, VoiceLibrary
-from app.voices.prepare import EditHistory, length_advice, normalise_loudness, trim_silence
+from app.voices.library import RECOMMENDED_SECONDS, Voice, VoiceLibrary
+from app.voices.prepare import EditHistory, normalise_loudness, too_long, trim_silence
 from ui.dialogs import Dialogs
 from ui.errors import report
 from ui.transcriber import Transcriber
@@ -43,7 +45,7 @@ from ui.views.segment_table import format_seconds
 from ui.views.waveform import WaveformView
 
 T = TypeVar("T")
-AUDIO_SUFFIXES = {".wav", ".flac", ".mp3", ".ogg", ".m4a", ".aiff", ".aif", ".opus"}
+AUDIO_SUFFIXES = set(READABLE_SUFFIXES)  # what a drop accepts: what the reader decodes
 TRANSCRIPT_SETTLE_MS = 500
 
 
@@ -98,6 +100,7 @@ class VoicePanel(QWidget):
         self.length_warning.setWordWrap(True)
         self.transcript = QPlainTextEdit()
         self.transcript.setMaximumHeight(84)
+        self.transcript.setTabChangesFocus(True)  # a tab character means nothing in a transcript
         self.recognize_button = QPushButton(icon(QStyle.StandardPixmap.SP_FileDialogContentsView), "")
         self.recognize_cancel = QPushButton(icon(QStyle.StandardPixmap.SP_BrowserStop), "")
         self.recognize_status = QLabel()  # progress, or why recognition did not fill the field
@@ -108,6 +111,7 @@ class VoicePanel(QWidget):
         self.mode_hint.setWordWrap(True)
         self.info = QLabel()
         self.info.setObjectName("hint")
+        self.info.setWordWrap(True)
         self.wave_hint = QLabel()
         self.wave_hint.setObjectName("hint")
         self.wave_hint.setWordWrap(True)
@@ -129,19 +133,19 @@ class VoicePanel(QWidget):
 
         self.detail_box = QGroupBox()
         form = QFormLayout(self.detail_box)
+        form.setContentsMargins(6, 6, 6, 6)  # narrow margins: the window fits 800 px
         self.name_label, self.transcript_label = QLabel(), QLabel()
+        self.transcript_label.setWordWrap(True)
         form.addRow(self.name_label, self.name)
         form.addRow(self.waveform)
         form.addRow(self.guide)
         form.addRow(self.wave_hint)
-        edit_row = QHBoxLayout()
-        for button in (self.play_selection, self.trim_button):
-            edit_row.addWidget(button)
-        form.addRow(edit_row)
-        prep_row = QHBoxLayout()
-        for button in (self.trim_silence_button, self.normalise_button, self.undo_button):
-            prep_row.addWidget(button)
-        form.addRow(prep_row)
+        # two columns, so the panel stays narrow enough for an 800 px wide window
+        edits = QGridLayout()
+        buttons = (self.play_selection, self.trim_button, self.trim_silence_button, self.normalise_button)
+        for i, button in enumerate((*buttons, self.undo_button, self.reencode_button)):
+            edits.addWidget(button, i // 2, i % 2)
+        form.addRow(edits)
         form.addRow(self.info)
         form.addRow(self.length_warning)
         form.addRow(self.transcript_label)
@@ -154,7 +158,6 @@ class VoicePanel(QWidget):
         form.addRow(self.mode_hint)
         manage = QHBoxLayout()
         manage.addWidget(self.play_button)
-        manage.addWidget(self.reencode_button)
         manage.addStretch(1)
         manage.addWidget(self.delete_button)
         form.addRow(manage)
@@ -329,9 +332,15 @@ class VoicePanel(QWidget):
     def _update_info(self) -> None:
         voice = self.selected() if hasattr(self, "list") else None
         self.undo_button.setEnabled(self.history.can_undo(voice))
-        advice = length_advice(voice) if voice is not None else ""
-        self.length_warning.setText(self.tr("⚠ {0}").format(advice) if advice else "")
-        self.length_warning.setVisible(bool(advice))
+        advice = voice is not None and too_long(voice)
+        if advice:
+            self.length_warning.setText(
+                self.tr(
+                    "⚠ This reference is {0} s long; {1}–{2} s of clear speech gives the same likeness "
+                    "and every segment starts faster. Trim it to the best part."
+                ).format(f"{voice.duration:.0f}", *(f"{s:.0f}" for s in RECOMMENDED_SECONDS))
+            )
+        self.length_warning.setVisible(advice)
         if hasattr(self, "guide"):
             self._update_guide()
         if voice is None or self._audio is None:
