@@ -50,7 +50,7 @@ def test_stock_voice_names_speak_as_the_chosen_voice(qtbot, home, ui_model):  # 
     box.setCurrentIndex(0)  # The model's own voice
     dialog.accept()
     s = window.settings
-    before = (s.language, (s.device, s.cpu_weights), s.model_dir)
+    before = (s.language, (s.device, s.cpu_precision), s.model_dir)
     window.actions._settings_changed(before, window.engine_source())
     assert window.settings.api_default_voice == "" and window.api.state.config.default_voice is None
     assert speak("alloy") == speak("default")

@@ -312,8 +312,9 @@ def test_language_change_offers_restart_now_through_the_close_path(qtbot, home):
     change_language("en", True)
     qtbot.waitUntil(lambda: bool(restarts), timeout=5000)
     assert restarts == [False]  # started again only once the window had closed
+    assert dialogs.unsaved_questions == []  # a restart is not a close: nothing asked, nothing lost
     saved = projects.Project.load(projects.autosaves()[0])
-    assert saved.text == "Unsaved words."  # the new window restores it
+    assert saved.text == "Unsaved words." and saved.unsaved  # the new window restores it, marked *
 
 
 def test_relaunch_starts_the_same_program_with_the_same_arguments():

@@ -78,6 +78,7 @@ class MainWindow(QMainWindow):
         self._segmented.connect(self._apply_segments)
         self._speak_when_loaded = False
         self._closed = False
+        self.keep_unsaved_on_close = False  # a restart: unsaved work stays in the autosave, unasked
         self._stopping = False
         self._playing_index: int | None = None  # the segment under the playhead
         self._playing_at = 0.0
@@ -897,7 +898,8 @@ class MainWindow(QMainWindow):
             super().closeEvent(event)
             return
         self.voices.flush()
-        settled = self.actions.files.settle_unsaved()  # Save / Discard / Cancel
+        # Save / Discard / Cancel; a restart keeps unsaved work in the autosave (marked unsaved)
+        settled = "kept" if self.keep_unsaved_on_close else self.actions.files.settle_unsaved()
         if settled is None:
             event.ignore()
             return

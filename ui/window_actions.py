@@ -313,10 +313,13 @@ class WindowActions(QObject):
             self.w.load_model(folder)
 
     def restart(self) -> None:
-        """Restart VoxDesk through the window's own close path (autosave, and the save prompt
-        where there is unsaved work); a close that the user cancels restarts nothing."""
+        """Restart VoxDesk through the window's own close path. Unsaved work is not asked about:
+        it goes into the autosave marked unsaved, and the new window restores it with its ``*``."""
+        self.w.keep_unsaved_on_close = True
         if self.w.close():
             self.w.relaunch()
+        else:
+            self.w.keep_unsaved_on_close = False
 
     def open_log_folder(self) -> None:
         from app.paths import log_dir
