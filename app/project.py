@@ -4,7 +4,7 @@ Saved as versioned JSON (``*.voxdesk``). Loading is tolerant: unknown keys are i
 ones take defaults, so files from older and newer versions open; a damaged file raises a plain
 :class:`VoxDeskError` and is left untouched. Saving keeps the previous file as ``<name>.bak``.
 The window calls :meth:`Project.autosave` after each change, so a crash loses nothing;
-:func:`autosaves` lists what can be recovered at the next start.
+:func:`app.autosave.autosaves` lists what can be recovered at the next start.
 
 Segments are identified by a key made from their voice and text (plus a counter for repeats), so
 overrides and finished audio follow a sentence when the text around it is edited. A result is
@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from app import atomic, quarantine, readback, takes
+from app.autosave import _saved_path, _unsaved, autosave_dir
+from app.autosave import autosaves as autosaves  # (callers list them as app.project.autosaves)
 from app.errors import VoxDeskError
 from app.takes import Made
 from app.text.pronunciation import PronunciationList, compile_rule
@@ -495,50 +497,6 @@ def _segments_root() -> Path:
     from app.paths import cache_dir
 
     return cache_dir() / "segments"
-
-
-def _saved_path(data: dict[str, Any]) -> Path | None:
-    value = data.get("saved_path")
-    return Path(value) if isinstance(value, str) and value else None
-
-
-def _unsaved(data: dict[str, Any], project: Project) -> bool:
-    """Whether an autosave holds unsaved changes. Autosaves from before this was recorded:
-    a script never saved to a file, or one whose text differs from its file's."""
-    flag = data.get("unsaved")
-    if isinstance(flag, bool):
-        return flag
-    if project.path is None:
-        return bool(project.text.strip())
-    try:
-        saved = json.loads(project.path.read_text(encoding="utf-8"))
-        return not isinstance(saved, dict) or saved.get("text") != project.text
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
-        return True
-
-
-def autosave_dir() -> Path:
-    """Where autosave copies live (under the user data folder)."""
-    from app.paths import data_dir
-
-    folder = data_dir() / "autosave"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-def autosaves() -> list[Path]:
-    """Autosave copies to offer at start, newest first. Hidden files (a killed writer's temporary
-    copies) and set-aside files are never among them."""
-    found = []
-    for path in autosave_dir().glob(f"*{SUFFIX}"):
-        if path.name.startswith(".") or quarantine.is_set_aside(path):
-            continue
-        try:
-            if path.is_file():
-                found.append((path.stat().st_mtime, path))
-        except OSError:
-            continue
-    return [path for _, path in sorted(found, reverse=True)]
 
 
 def clean_leftovers() -> None:

@@ -48,9 +48,9 @@ def render_checked(jobs: list, voice: Any, args: argparse.Namespace, requests: l
     from app.backcheck.report import entry, write_scores
     from app.backcheck.run import synth_checked
     from app.backcheck.worker import CheckWorker
-    from app.cli import _Rendered
     from app.engine import Engine
     from app.engine_args import engine_config
+    from app.synth_cli import _Rendered
 
     rules = policy(args)
     recognizer = load_recognizer(args.asr_model)
