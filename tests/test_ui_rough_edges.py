@@ -287,7 +287,7 @@ def test_cast_is_validated_when_a_project_is_read():
     assert Project.from_dict(base).cast == {}
 
 
-def test_language_change_offers_restart_now_through_the_close_path(qtbot, home):  # noqa: F811
+def test_language_change_offers_restart_now_through_the_close_path(qtbot, home, tmp_path):  # noqa: F811
     from app import project as projects
 
     dialogs = ScriptedDialogs()
@@ -309,9 +309,18 @@ def test_language_change_offers_restart_now_through_the_close_path(qtbot, home):
     qtbot.wait(50)
     assert "Restart now?" in dialogs.questions[-1] and restarts == [] and window.isVisible()
 
+    # Restart now: the close asks about the unsaved words; Cancel restarts nothing.
+    dialogs.unsaved_answers.append("cancel")
     change_language("en", True)
+    qtbot.wait(50)
+    assert len(dialogs.unsaved_questions) == 1 and restarts == [] and window.isVisible()
+
+    dialogs.unsaved_answers.append("save")
+    dialogs.files.append(tmp_path / "words.voxdesk")
+    change_language("zh_CN", True)
     qtbot.waitUntil(lambda: bool(restarts), timeout=5000)
     assert restarts == [False]  # started again only once the window had closed
+    assert projects.Project.load(tmp_path / "words.voxdesk").text == "Unsaved words."
     saved = projects.Project.load(projects.autosaves()[0])
     assert saved.text == "Unsaved words."  # the new window restores it
 
