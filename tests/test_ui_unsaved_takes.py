@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -162,7 +163,8 @@ def test_a_model_switch_and_a_settings_change_keep_every_take_and_closing_asks_a
     # Regenerating them with this model is new work: closing asks; Discard keeps the file's takes.
     with qtbot.waitSignal(window.session.runFinished, timeout=60_000):
         window.regenerate_stale()
-    assert window.session.stale_indices() == [] and window.isWindowModified()
+    assert window.session.stale_indices() == []
+    qtbot.waitUntil(window.isWindowModified)  # once their files are written
     dialogs.unsaved_answers.append("discard")
     assert window.close()
     assert "has new takes" in dialogs.unsaved_questions[-1] and takes_in(path) == made
@@ -220,3 +222,28 @@ def test_a_missing_or_damaged_last_script_starts_a_new_one_and_says_why(qtbot, h
     ]
     assert damaged.read_bytes() == b'{"format": "voxdesk-project", "text": '  # never touched
     assert Settings().recent_scripts()[0] == damaged
+
+
+def test_another_default_voice_keeps_the_takes_marked_with_the_voice_they_were_spoken_in(
+    qtbot,
+    home,  # noqa: F811
+    ui_model,  # noqa: F811
+    tmp_path,
+):
+    """A voice change is a settings change too: the takes stay, but say whose voice they are in
+    (they were shown as current, and Speak kept them)."""
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, ui_model, dialogs)
+    path = saved_with_takes(qtbot, window, dialogs, tmp_path, "One sentence. Two sentences.")
+    import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Ben.wav", freq=330.0))
+    assert window.script.default_voice() == "Anna"
+    window.script.voice.setCurrentIndex(window.script.voice.findData("Ben"))
+    segs = window.session.segments
+    assert [s.status for s in segs] == ["done", "done"] and [s.stale for s in segs] == [{"voice": "Anna"}] * 2
+    table = window.script.table
+    row = replace(table.rows()[0], playing=False)  # as it reads without the playhead
+    assert table.status_text(row) == "Made with voice Anna · Regenerate to apply"
+    window.autosave()
+    assert takes_in(autosave_of(window)) == takes_in(path)  # kept for the user to decide
+    window.script.voice.setCurrentIndex(window.script.voice.findData("Anna"))
+    assert window.session.stale_indices() == []

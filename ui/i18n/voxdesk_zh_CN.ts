@@ -1563,6 +1563,16 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>另一个模型</translation>
     </message>
     <message>
+        <location filename="../stale_takes.py" line="28"/>
+        <source>voice {0}</source>
+        <translation>声音 {0}</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="30"/>
+        <source>the model&apos;s own voice</source>
+        <translation>模型自带的声音</translation>
+    </message>
+    <message>
         <location filename="../stale_takes.py" line="30"/>
         <source>seed {0}</source>
         <translation>种子 {0}</translation>
