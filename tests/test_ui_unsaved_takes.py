@@ -86,7 +86,7 @@ def test_takes_made_after_a_save_mark_the_script_unsaved_and_new_asks_before_the
     window.script.table.selectRow(0)
     with qtbot.waitSignal(window.session.runFinished, timeout=30_000):
         window.regenerate(0, new_seed=True)
-    qtbot.waitUntil(window.isWindowModified)  # once its file is written
+        assert window.isWindowModified()  # its seed is fixed now: a change to the file already
     dialogs.unsaved_answers.append("discard")
     window.actions.files.new_script()
     assert takes_in(path) == made and len(dialogs.unsaved_questions) == 3

@@ -658,6 +658,8 @@ class MainWindow(QMainWindow):
             seed = int(np.random.default_rng().integers(0, 2**31 - 1))
         else:
             seed = over.seed if over.seed is not None else seg.seed
+        if seed != over.seed:
+            self.set_modified(True)  # the segment's seed is fixed now, in the file too
         self.project.set_override(seg.job.key, replace(over, seed=seed))
         self._refresh_segments()
         self.transport.set_busy(True)
