@@ -247,3 +247,35 @@ def test_another_default_voice_keeps_the_takes_marked_with_the_voice_they_were_s
     assert takes_in(autosave_of(window)) == takes_in(path)  # kept for the user to decide
     window.script.voice.setCurrentIndex(window.script.voice.findData("Anna"))
     assert window.session.stale_indices() == []
+
+
+def on_server(window) -> bool:
+    return window.model.ready and window.session.context.startswith("remote-")
+
+
+def test_switching_to_a_speech_server_keeps_the_local_takes(qtbot, home, ui_model, tmp_path):  # noqa: F811
+    """Settings › Engine › a speech server: the engine changes, the takes stay, marked."""
+    from server_fixtures import start_live
+
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, ui_model, dialogs)
+    path = saved_with_takes(qtbot, window, dialogs, tmp_path, "One sentence. Two sentences.")
+    made = takes_in(path)
+    live = start_live(ui_model, tmp_path / "server-voices")
+    try:
+        before = (window.settings.language, (window.settings.device, window.settings.cpu_precision),
+                  window.settings.model_dir)  # fmt: skip
+        source = window.engine_source()
+        window.settings.backend, window.settings.server_url = "server", live.url
+        window.actions._settings_changed(before, source)  # what accepting the Settings dialog does
+        qtbot.waitUntil(lambda: on_server(window), timeout=30_000)
+        segs = window.session.segments
+        assert [s.status for s in segs] == ["done", "done"]
+        assert [list(s.stale) for s in segs] == [["context"]] * 2
+        window.autosave()
+        assert takes_in(path) == made and takes_in(autosave_of(window)) == made
+        assert not window.isWindowModified() and dialogs.unsaved_questions == []
+    finally:
+        window.close()
+        live.server.stop()
+        live.host.close()
