@@ -33,8 +33,11 @@ class Made:
     inference_timesteps: int = 0
     normalize: bool = False
     context: str = ""  # the model it was made with (see SegmentJob.fingerprint)
+    voice: str | None = None  # the voice it was spoken in ("": the model's own; None: not recorded)
 
     def __post_init__(self) -> None:
+        if self.voice is not None:
+            object.__setattr__(self, "voice", str(self.voice))
         object.__setattr__(self, "text", str(self.text))
         object.__setattr__(self, "cfg_value", round(float(self.cfg_value), 4))
         object.__setattr__(self, "inference_timesteps", int(self.inference_timesteps))
@@ -43,7 +46,7 @@ class Made:
 
     @classmethod
     def of(cls, job: SegmentJob, context: str = "") -> Made:
-        return cls(job.text, job.cfg_value, job.inference_timesteps, job.normalize, context)
+        return cls(job.text, job.cfg_value, job.inference_timesteps, job.normalize, context, job.voice or "")
 
     def changes(self, job: SegmentJob, context: str = "") -> dict[str, Any]:
         """The values that differ from ``job`` now, as they were ({}: made with these settings).
@@ -56,6 +59,8 @@ class Made:
         }
         if context and self.context != context:
             out["context"] = self.context
+        if self.voice is not None and self.voice.casefold() != (job.voice or "").casefold():
+            out["voice"] = self.voice  # another default voice, or a cast that maps the tag elsewhere
         return out
 
 

@@ -32,6 +32,7 @@ from ui.local_api import LocalApi
 from ui.model_state import ModelState
 from ui.playback import CLIP, Playback, default_sink, describe_output
 from ui.relaunch import relaunch
+from ui.script_files import Reopened, reopen_recent
 from ui.settings import Settings
 from ui.speak_session import Builder, SpeakSession
 from ui.stale_takes import describe_changes
@@ -67,6 +68,7 @@ class MainWindow(QMainWindow):
         self.dialogs = dialogs or Dialogs(self.settings)
         self.library = library or VoiceLibrary()
         self._restored_at: float | None = None  # when the restored autosave with unsaved changes was made
+        self._reopened = Reopened()  # no autosave: the most recent script file was reopened
         self.project = self._open_last_project()
         self.model = ModelState()
         self.input_stream_factory: Any = None  # None: the microphone via sounddevice (tests replace it)
@@ -164,6 +166,7 @@ class MainWindow(QMainWindow):
         self.session.progressChanged.connect(self._progress_changed)
         self.session.runFinished.connect(self._run_finished)
         self.session.stored.connect(self._schedule_autosave)
+        self.session.taken.connect(lambda: self.set_modified(True))  # a new take is unsaved work
         self.session.failedToSave.connect(lambda m: self.dialogs.error(self, m))
         self.script.scriptChanged.connect(self._script_changed)
         self.script.settingsChanged.connect(self._script_settings_changed)
@@ -225,10 +228,14 @@ class MainWindow(QMainWindow):
                 self.autosave(unsaved=project.unsaved)
             self._restored_at = path.stat().st_mtime if project.unsaved else None
             return project
-        return projects.Project()
+        project, self._reopened = reopen_recent(self.settings)
+        return project
 
     def _note_restored(self) -> None:
-        """A restored autosave with unsaved changes: ``*`` in the title and a one-line note."""
+        """A restored autosave with unsaved changes: ``*`` in the title and a one-line note.
+        The most recent script reopened instead of an autosave: a note, or why it could not be."""
+        if self._reopened.note:
+            self.statusBar().showMessage(self._reopened.note, 10_000)
         if self._restored_at is None:
             return
         when = QDateTime.fromSecsSinceEpoch(int(self._restored_at))
@@ -246,6 +253,9 @@ class MainWindow(QMainWindow):
         if notices:
             lines.append(quarantine.message(notices))
         lines += self.project.rules.take_problems()
+        if self._reopened.problem:
+            lines.append(self._reopened.problem)
+            self._reopened = replace(self._reopened, problem="")
         if lines:
             self.dialogs.error(self, "\n\n".join(lines))
 
@@ -649,6 +659,8 @@ class MainWindow(QMainWindow):
             seed = int(np.random.default_rng().integers(0, 2**31 - 1))
         else:
             seed = over.seed if over.seed is not None else seg.seed
+        if seed != over.seed:
+            self.set_modified(True)  # the segment's seed is fixed now, in the file too
         self.project.set_override(seg.job.key, replace(over, seed=seed))
         self._refresh_segments()
         self.transport.set_busy(True)

@@ -2,9 +2,10 @@
 
 Run it on a real display (``xvfb-run`` with ``QT_QPA_PLATFORM=xcb``: the menus and the question
 are separate windows, taken from the screen), on a throw-away ``VOXDESK_HOME`` with a tiny random
-checkpoint (see ui/screenshot.py), in English and Chinese: a self-contained save, takes marked as
-made with another CFG, File › Recent scripts, the Save / Discard / Cancel question, and the note
-after a restart restored unsaved changes.
+checkpoint (see ui/screenshot.py), in English and Chinese: a self-contained save, the question
+about takes made after it, takes marked as made with another CFG, File › Recent scripts, the
+Save / Discard / Cancel question, the note after a restart restored unsaved changes, and the note
+after a start without an autosave reopened the last script.
 """
 
 from __future__ import annotations
@@ -111,6 +112,15 @@ def render(language: str, out_dir: Path, model: Path, scripts: Path) -> list[Pat
     def screen(rect: QRect):  # noqa: ANN202
         return QGuiApplication.primaryScreen().grabWindow(0, rect.x(), rect.y(), rect.width(), rect.height())
 
+    def shoot_question(name: str) -> None:
+        box = QApplication.activeModalWidget()
+        if box is None:
+            QTimer.singleShot(100, lambda: shoot_question(name))
+            return
+        settle()
+        save(screen(box.frameGeometry().adjusted(-4, -4, 4, 4)), name)
+        box.reject()  # Cancel: everything stays
+
     dialogs.paths.append(scripts / f"{title}.voxdesk")
     window.actions.files.save_self_contained()
     settle()
@@ -136,16 +146,7 @@ def render(language: str, out_dir: Path, model: Path, scripts: Path) -> list[Pat
     file_menu.hide()
     settle()
 
-    def shoot_question() -> None:
-        box = QApplication.activeModalWidget()
-        if box is None:
-            QTimer.singleShot(100, shoot_question)
-            return
-        settle()
-        save(screen(box.frameGeometry().adjusted(-4, -4, 4, 4)), "files_unsaved_prompt")
-        box.reject()  # Cancel: everything stays
-
-    QTimer.singleShot(300, shoot_question)
+    QTimer.singleShot(300, lambda: shoot_question("files_unsaved_prompt"))
     window.actions.files.new_script()
     settle()
 
@@ -166,6 +167,28 @@ def render(language: str, out_dir: Path, model: Path, scripts: Path) -> list[Pat
     save(again.grab(), "files_restored")
     again.dialogs.unsaved = lambda parent, message: "discard"  # type: ignore[method-assign]
     again.close()
+
+    # Discard deleted the autosave: the next start reopens the last script file as it was saved.
+    reopened = MainWindow(settings=settings, sink=CaptureSink(), dialogs=_Files())
+    reopened.resize(1280, 800)
+    reopened.show()
+    QTimer.singleShot(0, reopened.start)
+    wait(reopened.client.host.loaded, 30_000)
+    settle()
+    save(reopened.grab(), "takes_reopened")
+
+    # New takes of the saved script (another CFG, saved, then Regenerate stale takes) are unsaved
+    # work: New asks, naming the takes.
+    reopened.script.settings.cfg.setValue(2.5)
+    reopened.actions.files.save_script()
+    QTimer.singleShot(0, reopened.regenerate_stale)
+    wait(reopened.session.runFinished)
+    reopened.playback.stop()
+    QTimer.singleShot(300, lambda: shoot_question("takes_new_takes_prompt"))
+    reopened.actions.files.new_script()
+    settle()
+    reopened.dialogs.unsaved = lambda parent, message: "discard"  # type: ignore[method-assign]
+    reopened.close()
     remove_translators(app, translators)
     QApplication.processEvents()
     return written

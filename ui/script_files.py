@@ -2,17 +2,22 @@
 unsaved work.
 
 Unsaved changes (the ``*`` in the title, restored ones included) are never dropped without a
-word: New, Open and closing the window ask Save / Discard / Cancel first. The autosave copy of
-those changes is deleted only after the user chose Discard; Cancel keeps everything as it was.
+word: New, Open and closing the window ask Save / Discard / Cancel first. A take finished since
+the last save counts as one (its reference is only in the autosave until then). The autosave copy
+of those changes is deleted only after the user chose Discard; Cancel keeps everything as it was.
+A start with no autosave (the last script was discarded) reopens the most recent script file.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QCoreApplication, QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QStyle
 
@@ -23,9 +28,61 @@ from ui.errors import report
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
+    from ui.settings import Settings
 
 Settled = Literal["clean", "saved", "discarded"]
 MAX_RECENT = 10
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Reopened:
+    """What a start without an autosave says about the most recent script: a status-bar note
+    when it was reopened, a message when it exists but could not be (or needed repairs)."""
+
+    note: str = ""
+    problem: str = ""
+
+
+def reopen_recent(settings: Settings) -> tuple[projects.Project, Reopened]:
+    """The script to start with when there is no autosave: the most recent script file, as it
+    was saved, when it still exists (as desktop editors reopen the last document); else a new
+    script. A file that cannot be read costs nothing: a new script, and the reason."""
+    recent = settings.recent_scripts()
+    path = recent[0] if recent else None
+    if path is None or not path.is_file():
+        return projects.Project(), Reopened()
+    tr = QCoreApplication.translate
+    try:
+        project = projects.Project.load(path)
+    except Exception as exc:  # noqa: BLE001 - whatever is in it, the window opens
+        why = str(exc) if isinstance(exc, VoxDeskError) else report(exc, "reopening the last script")
+        problem = tr("ScriptFiles", "The last script, {0}, could not be reopened: {1}").format(path.name, why)
+        return projects.Project(), Reopened(problem=problem)
+    note = tr("ScriptFiles", "Reopened {0}, the last script").format(path.name)
+    return project, Reopened(note, repairs(path, project))
+
+
+def repairs(path: Path, project: projects.Project) -> str:
+    """What opening ``path`` had to repair ("" when nothing); the file is untouched until saved."""
+    return f"{path.name} was opened with repairs: {'; '.join(project.problems)}." if project.problems else ""
+
+
+def only_takes_differ(project: projects.Project) -> bool:
+    """Whether the script's file holds everything but the takes made since it was saved (the
+    question then says so: the user typed nothing). False when in doubt."""
+    if project.path is None:
+        return False
+    try:
+        saved = json.loads(project.path.read_text(encoding="utf-8"))
+        now = json.loads(json.dumps(project.to_dict(project.path)))
+    except (OSError, ValueError, RecursionError, MemoryError):
+        return False
+    if not isinstance(saved, dict):
+        return False
+    saved.pop("results", None)
+    now.pop("results", None)
+    return saved == now
 
 
 class ScriptFiles(QObject):
@@ -51,11 +108,15 @@ class ScriptFiles(QObject):
         """Before the script is replaced or the window closes: with unsaved changes, ask Save /
         Discard / Cancel. None: cancelled (or the save did not happen), keep everything."""
         self.w.script.flush()
+        self.w.session.wait_for_writes()  # a take finished a moment ago is unsaved work too
         if not self.w.isWindowModified():
             return "clean"
         path = self.w.project.path
         if path is None:
             question = self.tr("This script was never saved. Save it before closing it?")
+        elif only_takes_differ(self.w.project):
+            question = self.tr("“{0}” has new takes that are not saved in it yet. Save it before closing it?")
+            question = question.format(path.name)
         else:
             question = self.tr("“{0}” has unsaved changes. Save them before closing it?").format(path.name)
         answer = self.w.dialogs.unsaved(self.w, question)
@@ -92,9 +153,8 @@ class ScriptFiles(QObject):
             return False
         self.w.set_project(project)
         self.w.settings.add_recent_script(path, MAX_RECENT)
-        if project.problems:  # repaired on opening; the file itself is untouched until saved
-            repairs = "; ".join(project.problems)
-            self.w.dialogs.error(self.w, f"{path.name} was opened with repairs: {repairs}.")
+        if project.problems:
+            self.w.dialogs.error(self.w, repairs(path, project))
         return True
 
     def save_script(self) -> bool:

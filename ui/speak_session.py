@@ -80,7 +80,8 @@ class SpeakSession(QObject):
     runFinished = Signal()
     failedToSave = Signal(str)
     stored = Signal()  # a finished segment's file is on disk and recorded in the project
-    _written = Signal(object, object, str, float)  # from the writer thread: job, seed, path, seconds
+    taken = Signal()  # ... and it is a new take: the script has work not yet in its file
+    _written = Signal(object, object, object, str, float)  # writer thread: project, job, seed, path, seconds
 
     def __init__(self, client: EngineClient, playback: Playback, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -350,9 +351,11 @@ class SpeakSession(QObject):
             return
         audio, job, seed = seg.samples(), seg.job, seg.seed or 0
         path = self.project.audio_path(job, seed, self.context)
-        self._writer.submit(self._write, path, audio, self.sample_rate, job, seed)
+        self._writer.submit(self._write, self.project, path, audio, self.sample_rate, job, seed)
 
-    def _write(self, path: Path, audio: np.ndarray, rate: int, job: SegmentJob, seed: int) -> None:
+    def _write(
+        self, project: Project, path: Path, audio: np.ndarray, rate: int, job: SegmentJob, seed: int
+    ) -> None:
         """Worker thread: only the file write; everything else goes through ``_written``."""
         from app.audio.io import write_audio
 
@@ -361,15 +364,18 @@ class SpeakSession(QObject):
         except Exception as exc:  # noqa: BLE001 - the audio stays in memory for this session
             self.failedToSave.emit(report(exc, "saving a segment"))
             return
-        self._written.emit(job, seed, str(path), len(audio) / rate)
+        self._written.emit(project, job, seed, str(path), len(audio) / rate)
 
-    def _on_written(self, job: SegmentJob, seed: int, path: str, seconds: float) -> None:
-        if self.project is None:
+    def _on_written(self, project: Project, job: SegmentJob, seed: int, path: str, seconds: float) -> None:
+        """Record the take in the project it was made for (another script opened meanwhile
+        does not get it) and say so: a new take is unsaved work, like an edit."""
+        if project is not self.project:
             return
-        self.project.mark(job, "done", self.context, audio_file=path, duration=seconds, seed=seed)
+        project.mark(job, "done", self.context, audio_file=path, duration=seconds, seed=seed)
         seg = next((s for s in self.segments if s.job == job and s.seed == seed and s.status == "done"), None)
         if seg is not None:
             seg.file = Path(path)
+        self.taken.emit()
         self.stored.emit()
 
     def wait_for_writes(self) -> None:

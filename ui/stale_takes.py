@@ -24,6 +24,10 @@ def describe_changes(changes: dict[str, Any]) -> str:
             parts.append(QCoreApplication.translate("StaleTakes", "numbers as written"))
         elif name == "context":
             parts.append(QCoreApplication.translate("StaleTakes", "another model"))
+        elif name == "voice" and value:
+            parts.append(QCoreApplication.translate("StaleTakes", "voice {0}").format(value))
+        elif name == "voice":
+            parts.append(QCoreApplication.translate("StaleTakes", "the model's own voice"))
         elif name == "seed":
             parts.append(QCoreApplication.translate("StaleTakes", "seed {0}").format(value))
         else:

@@ -1076,6 +1076,21 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>“{0}”有未保存的更改。关闭前要保存吗？</translation>
     </message>
     <message>
+        <location filename="../script_files.py" line="118"/>
+        <source>“{0}” has new takes that are not saved in it yet. Save it before closing it?</source>
+        <translation>“{0}”有尚未保存到其中的新生成结果。关闭前要保存吗？</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="60"/>
+        <source>The last script, {0}, could not be reopened: {1}</source>
+        <translation>无法重新打开上次的脚本 {0}：{1}</translation>
+    </message>
+    <message>
+        <location filename="../script_files.py" line="62"/>
+        <source>Reopened {0}, the last script</source>
+        <translation>已重新打开上次的脚本 {0}</translation>
+    </message>
+    <message>
         <location filename="../script_files.py" line="48"/>
         <source>Save as self-contained project</source>
         <translation>另存为独立项目</translation>
@@ -1546,6 +1561,16 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../stale_takes.py" line="28"/>
         <source>another model</source>
         <translation>另一个模型</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="28"/>
+        <source>voice {0}</source>
+        <translation>声音 {0}</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="30"/>
+        <source>the model&apos;s own voice</source>
+        <translation>模型自带的声音</translation>
     </message>
     <message>
         <location filename="../stale_takes.py" line="30"/>
