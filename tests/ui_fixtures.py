@@ -116,6 +116,12 @@ def open_window(qtbot, model: Path | None, dialogs: ScriptedDialogs, sink: Captu
     return window
 
 
+def wait_for_imports(qtbot, window) -> None:
+    """Wait until the voice panel's worker has imported (or refused) every file given to it and
+    the window has handled each result."""
+    qtbot.waitUntil(lambda: not window.voices.importing, timeout=60_000)
+
+
 def played(window) -> np.ndarray:
     """Everything the window sent to its capture sink so far."""
     window.playback.pump()
