@@ -141,7 +141,9 @@ class GuiThreadWatcher:
     LIGHT = ("/app/models/voxcpm/tokenizer.py",)
     STALL = 0.100
 
-    def __init__(self, last_ping: list[float] | None = None) -> None:
+    def __init__(self, last_ping: list[float] | None = None, heavy: tuple[str, ...] | None = None) -> None:
+        # ``heavy``: other work to look for, as "path part" or "path part:function name"
+        self.heavy = heavy or self.HEAVY
         self.samples: list[str] = []
         self.stalls: list[str] = []
         self._last_ping = last_ping or [float("inf")]  # without a timer: no stalls to find
@@ -162,7 +164,8 @@ class GuiThreadWatcher:
                 self.stalls.append(f"GUI thread late {late * 1000:.0f} ms in:\n{where}")
             while frame is not None:
                 name = frame.f_code.co_filename.replace("\\", "/")
-                if not name.endswith(self.LIGHT) and any(part in name for part in self.HEAVY):
+                where = f"{name}:{frame.f_code.co_name}"
+                if not name.endswith(self.LIGHT) and any(part in where for part in self.heavy):
                     self.samples.append(f"{name}:{frame.f_lineno}")
                     break
                 frame = frame.f_back
