@@ -16,8 +16,10 @@ NOTE_MS = 10_000  # how long "cancelled" stays up
 class ImportStatus(QWidget):
     cancelClicked = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, replaces: QWidget | None = None, parent: QWidget | None = None) -> None:
+        """``replaces``: a widget hidden while this row shows (the panel's drop tip: no extra height)."""
         super().__init__(parent)
+        self._replaces = replaces
         self.label = QLabel()
         self.label.setObjectName("hint")
         self.label.setWordWrap(True)
@@ -51,6 +53,11 @@ class ImportStatus(QWidget):
         self.cancel_button.setToolTip(self.tr("Stop importing (Esc); the library stays as it was"))
         if self._jobs:
             self.show_jobs(self._jobs, self._fraction, self._eta)
+
+    def setVisible(self, visible: bool) -> None:  # noqa: N802
+        super().setVisible(visible)
+        if self._replaces is not None:
+            self._replaces.setVisible(not visible)
 
     def show_jobs(self, jobs: list[ImportJob], fraction: float = 0.0, eta: float | None = None) -> None:
         """The jobs not finished (the running one first) and the running one's progress."""

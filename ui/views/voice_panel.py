@@ -129,10 +129,10 @@ class VoicePanel(QWidget):
         row.addWidget(self.record_button)
         row.addWidget(self.import_button)
         lib_layout.addLayout(row)
-        self.import_status = ImportStatus()
-        lib_layout.addWidget(self.import_status)
         self.drop_hint = QLabel()
         self.drop_hint.setObjectName("hint")
+        self.import_status = ImportStatus(replaces=self.drop_hint)
+        lib_layout.addWidget(self.import_status)
         lib_layout.addWidget(self.drop_hint)
 
         self.detail_box = QGroupBox()
@@ -208,6 +208,7 @@ class VoicePanel(QWidget):
         # order (GUI-side, so the list changes only when the window has handled each result).
         self.importer = VoiceImporter(library, self)
         self._imports: list[ImportJob] = []
+        self._cancelled: list[str] = []  # what was cancelled while the queue was busy, for the note
         self._preloaded: tuple[str, np.ndarray] | None = None  # a new voice's samples, read by the worker
         self.importer.started.connect(lambda _job: self.import_status.show_jobs(self._imports))
         self.importer.progress.connect(lambda f, eta: self.import_status.show_jobs(self._imports, f, eta))
@@ -480,11 +481,16 @@ class VoicePanel(QWidget):
         self.dialogs.error(self, message)
 
     def _import_cancelled(self, job: ImportJob) -> None:
+        self._cancelled.append(job.label)
         self._finish_import(job)
-        if not self._imports:
-            self.import_status.show_note(
-                self.tr("Import of “{0}” cancelled; the voice library is unchanged.").format(job.label)
-            )
+        if self._imports:
+            return
+        if len(self._cancelled) == 1:
+            note = self.tr("Import of “{0}” cancelled; the voice library is unchanged.")
+        else:
+            note = self.tr("{1} imports cancelled (“{0}” and more); the voice library is unchanged.")
+        self.import_status.show_note(note.format(self._cancelled[0], len(self._cancelled)))
+        self._cancelled.clear()
 
     def _rename(self) -> None:
         voice = self.selected()
