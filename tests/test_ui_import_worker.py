@@ -44,9 +44,9 @@ def test_a_large_import_stays_off_the_gui_thread_queues_and_cancels(qtbot, home,
     window = open_window(qtbot, None, dialogs)
     window.actions.dialog.reject()  # the first-run model manager
     panel, status = window.voices, window.voices.import_status
-    # 20 s of 8 channels at 192 kHz: 31 M samples to decode, mix and resample (seconds of work
-    # on one core; the old import held the GUI thread for all of it). A few KB on disk.
-    big = flac_constant(tmp_path / "Big.flac", 192_000, 8, 20.0)
+    # 40 s of 8 channels at 192 kHz: 61 M samples to decode, mix and resample, about 2 s on one
+    # core that the old import held the GUI thread for. A few KB on disk (constant subframes).
+    big = flac_constant(tmp_path / "Big.flac", 192_000, 8, 40.0)
     small = write_voice_file(tmp_path / "Anna.wav", seconds=1.0)
     root = paths.voices_dir()
     fractions: list[float] = []
@@ -65,9 +65,11 @@ def test_a_large_import_stays_off_the_gui_thread_queues_and_cancels(qtbot, home,
     timer.start()
     watcher = GuiThreadWatcher(last, heavy=DECODING)
 
+    assert panel.drop_hint.isVisible() and not status.isVisible()
     # Cancel in the middle: the import stops and the library is as it was (no voice, no staging).
     _click_import(qtbot, window, dialogs, big)
     assert panel.importing and status.isVisible() and "Importing “Big.flac”" in status.label.text()
+    assert not panel.drop_hint.isVisible()  # the busy row takes the tip's place
     qtbot.waitUntil(lambda: bool(fractions), timeout=30_000)
     assert status.cancel_button.isVisible()
     qtbot.mouseClick(status.cancel_button, Qt.MouseButton.LeftButton)
@@ -87,18 +89,20 @@ def test_a_large_import_stays_off_the_gui_thread_queues_and_cancels(qtbot, home,
     assert dialogs.errors == []
     assert [v.name for v in VoiceLibrary().list()] == ["Anna", "Big"]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0 and len(fractions) > 10
-    assert panel.selected().name == "Anna" and not status.isVisible()
+    assert panel.selected().name == "Anna" and not status.isVisible() and panel.drop_hint.isVisible()
     big_voice = VoiceLibrary().find("Big")
-    assert (big_voice.sample_rate, round(big_voice.raw_duration, 3)) == (48_000, 20.0)
+    assert (big_voice.sample_rate, round(big_voice.raw_duration, 3)) == (48_000, 40.0)
 
     # What the GUI thread ran, sampled every 2 ms: never the decoder, the resampler or the writer.
     assert heavy == [], heavy[:3]
     # The timer is the user's view (see test_ui_window's responsiveness test on a shared core):
-    # almost every tick on time, none held for the seconds the decoding takes.
+    # ticks keep coming, none held for the seconds the decoding takes. The worker shares the GIL
+    # (a tick can wait out its 5 ms switch interval) and CI shares the cores, so the typical bound
+    # is loose; the stack samples above are the exact check.
     typical, worst = float(np.percentile(lateness, 95)), max(lateness)
     print(f"import: {len(lateness)} ticks, late 95% {typical * 1000:.1f} ms, worst {worst * 1000:.0f} ms")
     assert len(lateness) > 50, "too short to measure"
-    assert typical < 0.050, watcher.stalls
+    assert typical < 0.100, watcher.stalls
     assert worst < 1.0, watcher.stalls
 
 

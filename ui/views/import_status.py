@@ -46,7 +46,7 @@ class ImportStatus(QWidget):
         self._jobs: list[ImportJob] = []
         self._fraction, self._eta = 0.0, None
         self.retranslate()
-        self.setVisible(False)
+        super().setVisible(False)  # (not the override: ``replaces`` may have no parent yet)
 
     def retranslate(self) -> None:
         self.cancel_button.setText(self.tr("Cancel"))
