@@ -107,6 +107,8 @@ def test_a_large_import_stays_off_the_gui_thread_queues_and_cancels(qtbot, home,
 
 
 def test_esc_cancels_an_import_and_a_recording_is_discarded_only_when_asked(qtbot, home, tmp_path):  # noqa: F811
+    """Esc cancels; a recording is discarded only when the user agrees; a transcript typed while
+    an import runs is saved before the new voice is shown."""
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, None, dialogs)
     window.actions.dialog.reject()
@@ -126,3 +128,9 @@ def test_esc_cancels_an_import_and_a_recording_is_discarded_only_when_asked(qtbo
     wait_for_imports(qtbot, window)
     assert "Discard the recording “Take 1”" in dialogs.questions[-1]
     assert [v.name for v in VoiceLibrary().list()] == ["Take 1"] and panel.selected().name == "Take 1"
+
+    # Words typed for a voice while another is imported are saved before the new one is shown.
+    panel.transcript.setPlainText("Hello there.")
+    _click_import(qtbot, window, dialogs, write_voice_file(tmp_path / "Cleo.wav", seconds=1.0))
+    wait_for_imports(qtbot, window)
+    assert panel.selected().name == "Cleo" and VoiceLibrary().find("Take 1").transcript == "Hello there."

@@ -468,6 +468,7 @@ class VoicePanel(QWidget):
 
     def _imported(self, job: ImportJob, voice: Voice, samples: np.ndarray | None) -> None:
         self._finish_import(job)
+        self.flush()  # the user may have been typing another voice's transcript meanwhile
         self._preloaded = None if samples is None else (voice.id, samples)
         try:
             self.refresh(select_id=voice.id)
