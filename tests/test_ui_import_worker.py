@@ -131,6 +131,7 @@ def test_esc_cancels_an_import_and_a_recording_is_discarded_only_when_asked(qtbo
 
     # Words typed for a voice while another is imported are saved before the new one is shown.
     panel.transcript.setPlainText("Hello there.")
+    panel.name.setText("Take one")
     _click_import(qtbot, window, dialogs, write_voice_file(tmp_path / "Cleo.wav", seconds=1.0))
     wait_for_imports(qtbot, window)
-    assert panel.selected().name == "Cleo" and VoiceLibrary().find("Take 1").transcript == "Hello there."
+    assert panel.selected().name == "Cleo" and VoiceLibrary().find("Take one").transcript == "Hello there."

@@ -468,7 +468,10 @@ class VoicePanel(QWidget):
 
     def _imported(self, job: ImportJob, voice: Voice, samples: np.ndarray | None) -> None:
         self._finish_import(job)
-        self.flush()  # the user may have been typing another voice's transcript meanwhile
+        # The user may have been editing another voice meanwhile: keep what they typed (as leaving
+        # the field would) before the new voice is shown.
+        self.flush()
+        self._rename()
         self._preloaded = None if samples is None else (voice.id, samples)
         try:
             self.refresh(select_id=voice.id)
