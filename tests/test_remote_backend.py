@@ -152,6 +152,7 @@ class _Stub(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "text/plain")
             self.send_header("Content-Length", str(2**40))
             self.end_headers()
+            self.close_connection = True  # (no next request to wait for on a socket the client dropped)
             with contextlib.suppress(OSError):
                 for _ in range(64):
                     self.wfile.write(b"x" * 2**16)
@@ -174,11 +175,12 @@ class _Stub(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 self.connection.shutdown(socket.SHUT_RDWR)  # the link goes mid-stream
                 return
-        self.wfile.write(b"0\r\n\r\n")
+        self._chunk(b"")
 
     def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
+        with contextlib.suppress(ConnectionError):  # a client that refused the reply hangs up
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
 
 
 @pytest.fixture
