@@ -174,3 +174,26 @@ def test_non_finite_samples_are_refused(tmp_path, bad) -> None:
     with pytest.raises(VoxDeskError, match="invalid samples"):
         write_audio(tmp_path / "x.wav", data, 16000)
     assert not (tmp_path / "x.wav").exists()
+
+
+def test_read_audio_reports_progress_and_stops_when_cancelled(tmp_path):
+    import threading
+
+    path = make(tmp_path / "long.flac", np.stack([tone(96_000, 4.0)] * 4, axis=1), 96_000, "FLAC", None)
+    fractions: list[float] = []
+    samples, rate = audio_io.read_audio(path, 16_000, progress=fractions.append)
+    assert rate == 16_000 and len(samples) == 64_000
+    # one call per block of about 1 MiB: 4 s of 4 channels at 96 kHz is 6 MiB of float32
+    assert len(fractions) >= 6 and fractions == sorted(fractions) and fractions[-1] == 1.0
+
+    cancel = threading.Event()
+    seen: list[float] = []
+
+    def stop_after_two(fraction: float) -> None:
+        seen.append(fraction)
+        if len(seen) == 2:
+            cancel.set()
+
+    with pytest.raises(audio_io.AudioCancelled, match="long.flac was cancelled"):
+        audio_io.read_audio(path, 16_000, progress=stop_after_two, cancel=cancel)
+    assert len(seen) == 2 and seen[-1] < 0.5  # stopped at the next block, not at the end

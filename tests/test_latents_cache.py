@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 from tiny import tone
-from ui_fixtures import ScriptedDialogs, home, open_window, ui_model, write_voice_file  # noqa: F401
+from ui_fixtures import ScriptedDialogs, home, open_window, ui_model, wait_for_imports, write_voice_file  # noqa: F401
 
 from app.engine import Engine, EngineConfig
 from app.models.voxcpm.prompt import VoicePrompt
@@ -91,6 +91,7 @@ def test_bad_cache_in_the_window_is_rebuilt_and_reencode_drops_it(qtbot, home, u
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, ui_model, dialogs)
     window.voices.import_files([write_voice_file(tmp_path / "Anna.wav")])
+    wait_for_imports(qtbot, window)
     _speak(qtbot, window, "One.")
     voice = VoiceLibrary().list()[0]
     model_id = window.model.model_id

@@ -4,6 +4,7 @@ for every way a server can fail, and the vLLM-Omni protocol as its definition re
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import queue
@@ -146,24 +147,40 @@ class _Stub(BaseHTTPRequestHandler):
         if self.behaviour == "silent":
             threading.Event().wait(3)
             return
+        if self.behaviour == "huge error":  # 500 with a body that never ends (the client reads a bit)
+            self.send_response(500)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(2**40))
+            self.end_headers()
+            self.close_connection = True  # (no next request to wait for on a socket the client dropped)
+            with contextlib.suppress(OSError):
+                for _ in range(64):
+                    self.wfile.write(b"x" * 2**16)
+            return
         self.send_response(200)
         self.send_header("Content-Type", "audio/wav")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         tone = (0.25 * np.sin(np.arange(4800) / 7)).astype(np.float32)
         pcm = np.rint(tone * 32767).astype("<i2").tobytes()
-        self._chunk(wav_header(VLLM["voxcpm2_sample_rate"]))
+        header = wav_header(VLLM["voxcpm2_sample_rate"])
+        if self.behaviour == "big chunk":  # a 4 GiB "LIST" chunk before the samples
+            header = header[:12] + b"LIST" + struct.pack("<I", 0xFFFFFFF0) + header[12:]
+        elif self.behaviour == "rate":  # 4 GHz
+            header = header[:24] + struct.pack("<I", 4_000_000_000) + header[28:]
+        self._chunk(header)
         for i in range(0, len(pcm), 3000):
             self._chunk(pcm[i : i + 3000])
             if self.behaviour == "drop" and i >= 3000:
                 self.wfile.flush()
                 self.connection.shutdown(socket.SHUT_RDWR)  # the link goes mid-stream
                 return
-        self.wfile.write(b"0\r\n\r\n")
+        self._chunk(b"")
 
     def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
+        with contextlib.suppress(ConnectionError):  # a client that refused the reply hangs up
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
 
 
 @pytest.fixture
@@ -258,4 +275,30 @@ def test_cancel_stops_a_remote_request(live):  # noqa: F811
         assert last.message == "Cancelled."
         gate.release(10_000)
     assert live.wait_idle()["engine"]["failed"] >= 1  # the server cancelled it too
+    backend.close()
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "words"),
+    [
+        ("big chunk", "header too large"),
+        ("rate", "4,000,000,000 Hz"),
+        ("endless", "more audio for one segment"),
+        ("huge error", "answered 500"),
+    ],
+)
+def test_a_hostile_reply_is_bounded_and_one_plain_line(stub, monkeypatch, behaviour, words):
+    """What a server sends is bounded like an imported file: a header chunk claiming 4 GiB, an
+    absurd rate, more samples than a segment holds (the bound made small here; the stub sends
+    4,800) and an endless error body each end the request with one line, the audio before kept."""
+    from app.backends import remote
+
+    monkeypatch.setattr(remote, "MAX_REPLY_SAMPLES", 3000 if behaviour == "endless" else 10**6)
+    _Stub.behaviour = behaviour
+    backend = RemoteBackend(f"http://127.0.0.1:{stub.server_port}")
+    events = _collect(backend, SynthRequest("Hello.", seed=1))
+    assert isinstance(events[-1], RequestFailed) and words in events[-1].message, events[-1]
+    assert "\n" not in events[-1].message
+    chunks = sum(len(e.samples) for e in events if isinstance(e, AudioChunk))
+    assert chunks <= 3000 if behaviour == "endless" else chunks == 0
     backend.close()

@@ -11,7 +11,7 @@ import threading
 import soundfile as sf
 from PySide6.QtCore import Qt
 from tiny_asr import expected_text, tone_words, write_tiny_sensevoice
-from ui_fixtures import ScriptedDialogs, home, open_window  # noqa: F401
+from ui_fixtures import ScriptedDialogs, home, open_window, wait_for_imports  # noqa: F401
 
 from app.asr import catalog
 from app.voices.library import VoiceLibrary
@@ -34,6 +34,7 @@ def test_import_fills_the_transcript_and_the_mode_changes(qtbot, home, tmp_path)
     window, dialogs = _window(qtbot)
     panel = window.voices
     panel.import_files([_voice_file(tmp_path / "Anna.wav", [0, 1, 4, 5])])
+    wait_for_imports(qtbot, window)
     # Right after the import the voice has no words yet: reference mode, recognition running.
     assert "Mode: reference" in panel.mode_hint.text()
     qtbot.waitUntil(lambda: panel.transcript.toPlainText() == expected_text([0, 1, 4, 5]), timeout=20_000)
@@ -73,6 +74,7 @@ def test_recording_is_transcribed_without_blocking_and_can_be_cancelled(qtbot, h
 
     monkeypatch.setattr(SenseVoiceRecognizer, "_decode", slow)
     panel.add_recording(tone_words([8]), 16000, "Take 1")
+    wait_for_imports(qtbot, window)
     qtbot.waitUntil(entered.is_set, timeout=20_000)
     # The GUI thread is free while recognition runs: the window answers and shows progress.
     assert panel.recognize_cancel.isVisible() and "Recognizing" in panel.recognize_status.text()
@@ -111,6 +113,7 @@ def test_without_a_recognizer_the_panel_says_what_it_would_add(qtbot, home, tmp_
     window, _ = _window(qtbot)
     panel = window.voices
     panel.import_files([_voice_file(tmp_path / "Cleo.wav", [0])])
+    wait_for_imports(qtbot, window)
     assert "Speech recognition is not installed" in panel.recognize_status.text()
     assert not panel.recognize_button.isEnabled() and not window.transcriber.busy()
     assert VoiceLibrary().list()[0].transcript == ""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from audio_bombs import claim_frames, flac_constant, small_flac, vorbis_wide
 from read_only import make_read_only, undo_read_only
-from ui_fixtures import ScriptedDialogs, home, open_window, write_voice_file  # noqa: F401
+from ui_fixtures import ScriptedDialogs, home, open_window, wait_for_imports, write_voice_file  # noqa: F401
 
 from app import paths
 from app import project as projects
@@ -273,6 +273,7 @@ def test_importing_decode_bombs_in_the_window_is_one_plain_message(qtbot, home, 
     dialogs.files.append(vorbis_wide(tmp_path / "wide.ogg"))
     window.voices.import_dialog()
     window.voices.import_dialog()
+    wait_for_imports(qtbot, window)
     assert len(dialogs.errors) == 2
     assert "655,000 Hz" in dialogs.errors[0] and "255 channels" in dialogs.errors[1]
     assert all("\n" not in e and "Traceback" not in e for e in dialogs.errors)

@@ -12,7 +12,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from tiny import tone
-from ui_fixtures import ScriptedDialogs, home, open_window, ui_model  # noqa: F401
+from ui_fixtures import ScriptedDialogs, home, open_window, ui_model, wait_for_imports  # noqa: F401
 
 from app.cpu_precision import decide
 from app.voices.library import VoiceLibrary
@@ -71,6 +71,9 @@ def test_record_a_voice_through_a_fake_microphone(qtbot, home):  # noqa: F811
     assert len(samples) / rate >= 0.8 and not dialog.recording()
     np.testing.assert_array_equal(samples, FakeInputStream(rate, 1, "", None, None).signal[: len(samples)])
     qtbot.mouseClick(dialog.buttons.button(dialog.buttons.StandardButton.Ok), Qt.MouseButton.LeftButton)
+    # the take is saved by the import worker, not on the GUI thread; the panel says so meanwhile
+    assert "Saving the recording “Mic take”" in window.voices.import_status.label.text()
+    wait_for_imports(qtbot, window)
     voices = VoiceLibrary().list()
     assert [v.name for v in voices] == ["Mic take"] and voices[0].source == "recording"
     assert window.voices.list.currentItem().text() == "Mic take"

@@ -10,7 +10,15 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCharFormat
 from PySide6.QtWidgets import QApplication
 from test_ui_window import import_voice, speak_and_wait, type_script
-from ui_fixtures import GuiThreadWatcher, ScriptedDialogs, home, open_window, ui_model, write_voice_file  # noqa: F401
+from ui_fixtures import (  # noqa: F401
+    GuiThreadWatcher,
+    ScriptedDialogs,
+    home,
+    open_window,
+    ui_model,
+    wait_for_imports,
+    write_voice_file,
+)
 
 from ui.views.segment_table import FAILED_RED, format_seconds
 from ui.views.tag_checker import tag_format_at
@@ -127,6 +135,7 @@ def test_an_unknown_tag_is_marked_while_typing(qtbot, home, tmp_path):  # noqa: 
     assert "[Dora]" in warning.text()
     dialogs.files.append(write_voice_file(tmp_path / "recording.wav", 330))
     warning.linkActivated.emit("create:Dora")
+    wait_for_imports(qtbot, window)
     assert window.library.find("Dora") is not None and "No voice is named" not in warning.text()
 
 

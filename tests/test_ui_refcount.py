@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from ui_fixtures import ScriptedDialogs, home, open_window, write_voice_file  # noqa: F401
+from ui_fixtures import ScriptedDialogs, home, open_window, wait_for_imports, write_voice_file  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG_SCRIPT = "\n".join(
@@ -39,6 +39,7 @@ def test_long_paste_cycles_do_not_leak_none(qtbot, home, tmp_path):  # noqa: F81
     window = open_window(qtbot, None, dialogs)
     for name, freq in (("Anna", 220), ("Bob", 330)):
         window.voices.import_files([write_voice_file(tmp_path / f"{name}.wav", freq)])
+    wait_for_imports(qtbot, window)
     paste_and_clear(qtbot, window, LONG_SCRIPT)  # warm-up: lazily created Qt objects
     before = sys.getrefcount(None)
     for _ in range(5):

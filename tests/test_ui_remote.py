@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 from server_fixtures import start_live
-from ui_fixtures import ScriptedDialogs, home, open_window, ui_model, write_voice_file  # noqa: F401
+from ui_fixtures import ScriptedDialogs, home, open_window, ui_model, wait_for_imports, write_voice_file  # noqa: F401
 
 from ui.settings import Settings
 
@@ -43,6 +43,7 @@ def test_window_speaks_through_a_speech_server(qtbot, home, ui_model, served, tm
     assert window.model.info.model_id.startswith("remote-") and "Server" in window.model.device
     dialogs.files.append(write_voice_file(tmp_path / "Anna.wav", 220))
     qtbot.mouseClick(window.voices.import_button, Qt.MouseButton.LeftButton)
+    wait_for_imports(qtbot, window)
     window.script.voice.setCurrentIndex(window.script.voice.findData("Anna"))
     _speak(qtbot, window, "Hello there. How are you today?")
     assert dialogs.errors == []

@@ -9,7 +9,7 @@ import pytest
 import soundfile
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
-from ui_fixtures import ScriptedDialogs, home, open_window, ui_model, write_voice_file  # noqa: F401
+from ui_fixtures import ScriptedDialogs, home, open_window, ui_model, wait_for_imports, write_voice_file  # noqa: F401
 
 from app.audio.io import READABLE_SUFFIXES, load_audio
 from app.errors import VoxDeskError
@@ -18,6 +18,7 @@ from app.errors import VoxDeskError
 def import_voice(qtbot, window, dialogs, path: Path) -> None:
     dialogs.files.append(path)
     qtbot.mouseClick(window.voices.import_button, Qt.MouseButton.LeftButton)
+    wait_for_imports(qtbot, window)
 
 
 def test_stop_says_stopped_with_what_was_done(qtbot, home, ui_model, tmp_path):  # noqa: F811

@@ -5,7 +5,15 @@ from __future__ import annotations
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication
-from ui_fixtures import ScriptedDialogs, home, open_window, played, ui_model, write_voice_file  # noqa: F401
+from ui_fixtures import (  # noqa: F401
+    ScriptedDialogs,
+    home,
+    open_window,
+    played,
+    ui_model,
+    wait_for_imports,
+    write_voice_file,
+)
 
 from app.audio.prepare import speech_level_db
 from app.text.pronunciation import Rule
@@ -28,6 +36,7 @@ def test_rename_delete_trim_normalise_and_drop(qtbot, home, tmp_path):  # noqa: 
         Qt.KeyboardModifier.NoModifier,
     )
     panel.dropEvent(drop)
+    wait_for_imports(qtbot, window)
     assert [v.name for v in VoiceLibrary().list()] == ["Dropped"]
     assert window.script.voice.findData("Dropped") >= 0
 
@@ -115,6 +124,7 @@ def test_space_and_ctrl_p_play_pause_but_space_types_in_the_editor(qtbot, home, 
     window = open_window(qtbot, ui_model, dialogs)
     dialogs.files.append(write_voice_file(tmp_path / "Anna.wav"))
     window.voices.import_dialog()
+    wait_for_imports(qtbot, window)
     window.script.set_text("One. Two.")
     window.script.scriptChanged.emit()
     with qtbot.waitSignal(window.session.runFinished, timeout=30_000):

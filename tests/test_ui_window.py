@@ -16,6 +16,7 @@ from ui_fixtures import (  # noqa: F401
     open_window,
     played,
     ui_model,
+    wait_for_imports,
     write_voice_file,
 )
 
@@ -29,6 +30,7 @@ SCRIPT = "Hello there. How are you today?\n[Bob] I am fine, thank you."
 def import_voice(qtbot, window, dialogs, path: Path) -> None:
     dialogs.files.append(path)
     qtbot.mouseClick(window.voices.import_button, Qt.MouseButton.LeftButton)
+    wait_for_imports(qtbot, window)
 
 
 def type_script(qtbot, window, text: str) -> None:

@@ -176,3 +176,22 @@ def test_to_voice_prompt(lib):
     assert cached.reference_audio is None and cached.prompt_latents is None  # auto → continuation
     ref = cloning.to_voice_prompt(lib, voice, 16000, "reference", "voxcpm2", model_id="vox2")
     assert np.array_equal(ref.reference_latents, lat) and ref.prompt_audio is None
+
+
+def test_a_cancelled_import_or_recording_leaves_the_library_unchanged(tmp_path):
+    import threading
+
+    from app.audio.io import AudioCancelled
+
+    lib = VoiceLibrary(tmp_path / "voices")
+    path = tmp_path / "Anna.wav"
+    sf.write(str(path), _tone(2.0, 16000), 16000)
+    kept = lib.import_file(path)
+    before = _tree(lib.root)
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(AudioCancelled):
+        lib.import_file(path, "Ben", cancel=cancel)
+    with pytest.raises(AudioCancelled):  # decoded already: the cancel is seen before the rename
+        lib.create_from_samples(_tone(2.0, 16000), 16000, "Take", cancel=cancel)
+    assert _tree(lib.root) == before and [v.id for v in lib.list()] == [kept.id]

@@ -116,6 +116,12 @@ def open_window(qtbot, model: Path | None, dialogs: ScriptedDialogs, sink: Captu
     return window
 
 
+def wait_for_imports(qtbot, window) -> None:
+    """Wait until the voice panel's worker has imported (or refused) every file given to it and
+    the window has handled each result."""
+    qtbot.waitUntil(lambda: not window.voices.importing, timeout=60_000)
+
+
 def played(window) -> np.ndarray:
     """Everything the window sent to its capture sink so far."""
     window.playback.pump()
@@ -135,7 +141,9 @@ class GuiThreadWatcher:
     LIGHT = ("/app/models/voxcpm/tokenizer.py",)
     STALL = 0.100
 
-    def __init__(self, last_ping: list[float] | None = None) -> None:
+    def __init__(self, last_ping: list[float] | None = None, heavy: tuple[str, ...] | None = None) -> None:
+        # ``heavy``: other work to look for, as "path part" or "path part:function name"
+        self.heavy = heavy or self.HEAVY
         self.samples: list[str] = []
         self.stalls: list[str] = []
         self._last_ping = last_ping or [float("inf")]  # without a timer: no stalls to find
@@ -156,7 +164,8 @@ class GuiThreadWatcher:
                 self.stalls.append(f"GUI thread late {late * 1000:.0f} ms in:\n{where}")
             while frame is not None:
                 name = frame.f_code.co_filename.replace("\\", "/")
-                if not name.endswith(self.LIGHT) and any(part in name for part in self.HEAVY):
+                where = f"{name}:{frame.f_code.co_name}"
+                if not name.endswith(self.LIGHT) and any(part in where for part in self.heavy):
                     self.samples.append(f"{name}:{frame.f_lineno}")
                     break
                 frame = frame.f_back

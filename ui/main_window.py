@@ -200,7 +200,7 @@ class MainWindow(QMainWindow):
         for keys, slot in (
             ("Ctrl+Return", self.speak),
             ("Ctrl+Enter", self.speak),
-            ("Escape", self.stop),
+            ("Escape", lambda: (self.stop(), self.voices.cancel_import())),  # Esc stops all that runs
             ("Space", self.play_pause),
             ("Ctrl+P", self.play_pause),
             ("Ctrl+E", self.actions.export),
@@ -925,6 +925,7 @@ class MainWindow(QMainWindow):
         self.playback.stop()
         self.api.stop()
         self.transcriber.shutdown(timeout=2.0)
+        self.voices.shutdown()
         self.backcheck.close()
         self.client.close()
         super().closeEvent(event)

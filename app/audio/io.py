@@ -15,6 +15,8 @@ import io
 import math
 import os
 import stat
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +49,13 @@ MAX_DECODED_BYTES = 2 * 2**30
 BLOCK_BYTES = 2**20
 # The mono float32 result held in memory: 70 min at 16 kHz, 23 min at 48 kHz, 3 min at 384 kHz.
 MAX_OUTPUT_BYTES = 256 * 2**20
+
+
+class AudioCancelled(VoxDeskError):
+    """A read (or an import built on one) stopped because its ``cancel`` event was set."""
+
+
+Progress = Callable[[float], None]  # fraction of the frames decoded, 0..1
 
 
 @dataclass(frozen=True)
@@ -138,6 +147,8 @@ def read_audio(
     reject_silence: bool = True,
     name: str | None = None,
     max_rate: int | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
 ) -> tuple[np.ndarray, int]:
     """The one reader of audio that comes in (files, voice recordings read back, uploaded bytes):
     mono float32 at ``target_sr`` and that rate. ``target_sr=None``: the file's own rate, or
@@ -148,8 +159,10 @@ def read_audio(
     then the file is decoded in blocks of about :data:`BLOCK_BYTES`, each mixed down to mono and
     fed to a streaming resampler, so memory stays near the size of the result whatever the file
     claims. Reading stops at the bound even when the header understates the length. ``name``
-    names ``bytes`` in messages (default "The audio"). Thread-safe: the server calls it from a
-    worker. Raises :class:`VoxDeskError` with one plain line.
+    names ``bytes`` in messages (default "The audio"). Thread-safe: the server and the window
+    call it from a worker, which may pass ``progress`` (called after each block with the fraction
+    decoded) and ``cancel`` (checked before each block: :class:`AudioCancelled`). Raises
+    :class:`VoxDeskError` with one plain line.
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
         label = name or "The audio"
@@ -163,7 +176,7 @@ def read_audio(
         with opener() as f:
             out_rate = target_sr or min(f.samplerate, max_rate or f.samplerate)
             limit = _check_header(label, f.samplerate, f.channels, f.frames, out_rate, max_seconds)
-            samples = _stream(f, label, out_rate, limit, max_seconds)
+            samples = _stream(f, label, out_rate, limit, max_seconds, progress, cancel)
     except (sf.LibsndfileError, RuntimeError, TypeError, EOFError):
         raise _unreadable(label) from None
     if len(samples) == 0:
@@ -215,7 +228,15 @@ def _frame_limit(rate: int, channels: int, out_rate: int, max_seconds: float | N
     return limit
 
 
-def _stream(f: sf.SoundFile, label: str, out_rate: int, limit: int, max_seconds: float | None) -> np.ndarray:
+def _stream(
+    f: sf.SoundFile,
+    label: str,
+    out_rate: int,
+    limit: int,
+    max_seconds: float | None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> np.ndarray:
     """Decode ``f`` block by block (mono mix, then streaming soxr HQ at ``out_rate``) up to
     ``limit`` frames; one frame more is a file longer than its header said: refused."""
     rate, channels = f.samplerate, f.channels
@@ -227,6 +248,7 @@ def _stream(f: sf.SoundFile, label: str, out_rate: int, limit: int, max_seconds:
     # peak is the result plus one block, not twice the result.
     out = np.empty(int(np.ceil(min(f.frames, limit) * (float(out_rate) / rate))) + 64, np.float32)
     n = read = 0
+    expected = max(1, min(f.frames, limit))
 
     def put(chunk: np.ndarray) -> None:
         nonlocal out, n
@@ -236,6 +258,8 @@ def _stream(f: sf.SoundFile, label: str, out_rate: int, limit: int, max_seconds:
         n += len(chunk)
 
     while True:
+        if cancel is not None and cancel.is_set():
+            raise AudioCancelled(f"Reading {label} was cancelled.")
         data = f.read(min(len(block), limit + 1 - read), dtype="float32", always_2d=True, out=block)
         if len(data) == 0:
             break
@@ -250,6 +274,8 @@ def _stream(f: sf.SoundFile, label: str, out_rate: int, limit: int, max_seconds:
         if not np.isfinite(mono).all():
             raise VoxDeskError(f"{label} contains invalid samples. Export it again from your audio editor.")
         put(mono if stream is None else stream.resample_chunk(mono, last=False))
+        if progress is not None:
+            progress(min(1.0, read / expected))
     if stream is None:
         return out[:n]
     put(stream.resample_chunk(np.zeros(0, np.float32), last=True))

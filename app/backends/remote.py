@@ -9,6 +9,12 @@ protocol are sent (``input``, ``voice``, ``ref_audio``, ``ref_text``, ``seed``,
 
 Connection failures, timeouts and error answers become one plain ``RequestFailed`` line; audio
 that already arrived has been delivered and stays with the caller.
+
+What a server sends is bounded as an imported file is (app/audio/io.py): the reply is a live
+stream, parsed as it arrives rather than decoded whole by ``read_audio``, so the same limits are
+applied here — the WAV header's chunks before the samples (at most ``MAX_HEADER_BYTES``), its rate
+(``MIN_RATE``–``MAX_RATE``), the samples of one reply (``MAX_REPLY_SAMPLES``), and error and JSON
+bodies (read up to a cap, never whole).
 """
 
 from __future__ import annotations
@@ -27,11 +33,22 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from app.audio.io import MAX_OUTPUT_BYTES, MAX_RATE, MIN_RATE
 from app.engine.events import AudioChunk, RequestFailed, RequestFinished
 from app.engine.request import SynthRequest
 from app.errors import VoxDeskError
 
 READ_SIZE = 16384
+# A WAV header is 44 bytes (a few hundred with a LIST or fact chunk); a "chunk" claiming 4 GiB
+# before the samples would otherwise be read into memory whole.
+MAX_HEADER_BYTES = 64 * 2**10
+# One reply is one segment, which the engine caps at ``max_len`` patches (4,096 by default: about
+# 11 minutes of VoxCPM2's speech). The bound is the one on any decoded audio (read_audio's
+# result, 256 MiB of float32): 64 Mi samples, 23 minutes at 48 kHz, 70 at 16 kHz, so no
+# legitimate reply is cut, while a server that never stops costs at most that much memory.
+MAX_REPLY_SAMPLES = MAX_OUTPUT_BYTES // 4
+MAX_ERROR_BYTES = 64 * 2**10  # the part of an error answer read for its message
+MAX_JSON_BYTES = 4 * 2**20  # /v1/models is a few hundred bytes
 VLLM_OMNI_FIELDS = ("model", "input", "voice", "response_format", "stream_format", "ref_audio", "ref_text",
                     "seed", "max_new_tokens")  # fmt: skip
 
@@ -113,13 +130,15 @@ class RemoteBackend:
         try:
             conn.request("GET", self._prefix + path, headers=self._headers())
             response = conn.getresponse()
-            raw = response.read()
+            raw = response.read(MAX_JSON_BYTES + 1)
         except (OSError, http.client.HTTPException) as exc:
             raise VoxDeskError(self._plain(exc)) from None
         finally:
             conn.close()
         if response.status != 200:
-            raise VoxDeskError(self._error_line(response.status, raw))
+            raise VoxDeskError(self._error_line(response.status, raw[:MAX_ERROR_BYTES]))
+        if len(raw) > MAX_JSON_BYTES:
+            raise VoxDeskError(f"{self.url} answered with far more than a speech server sends.")
         try:
             return json.loads(raw)
         except ValueError:
@@ -216,7 +235,7 @@ class RemoteBackend:
                              headers=self._headers("application/json"))  # fmt: skip
                 response = conn.getresponse()
                 if response.status != 200:
-                    raise VoxDeskError(self._error_line(response.status, response.read()))
+                    raise VoxDeskError(self._error_line(response.status, response.read(MAX_ERROR_BYTES)))
                 seed = response.getheader("x-seed")
                 rate = _wav_header(response)
                 n = 0
@@ -263,18 +282,18 @@ def _data_uri(samples: np.ndarray, rate: int) -> str:
 
 
 def _read_exact(response, n: int) -> bytes:
-    data = b""
+    data = bytearray()
     while len(data) < n:
         piece = response.read(n - len(data))
         if not piece:
             break
         data += piece
-    return data
+    return bytes(data)
 
 
 def _wav_header(response) -> int:
     """Read a (possibly open-ended) 16-bit mono PCM WAV header up to its samples; the rate."""
-    rate = 0
+    rate, used = 0, 12
     head = _read_exact(response, 12)
     if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
         raise VoxDeskError("The speech server did not send WAV audio.")
@@ -285,19 +304,28 @@ def _wav_header(response) -> int:
         kind, size = chunk[:4], struct.unpack("<I", chunk[4:])[0]
         if kind == b"data":
             break
+        used += 8 + size + (size & 1)
+        if used > MAX_HEADER_BYTES:
+            raise VoxDeskError("The speech server's WAV audio has a header too large to be audio.")
         payload = _read_exact(response, size + (size & 1))
         if kind == b"fmt ":
+            if len(payload) < 16:
+                raise VoxDeskError("The speech server's WAV audio has a damaged format chunk.")
             fmt, channels, rate, _bps, _align, bits = struct.unpack("<HHIIHH", payload[:16])
             if fmt not in (1, 0xFFFE) or channels != 1 or bits != 16:
                 raise VoxDeskError("The speech server sent audio other than 16-bit mono WAV.")
     if rate <= 0:
         raise VoxDeskError("The speech server's WAV audio has no format chunk.")
+    if not MIN_RATE <= rate <= MAX_RATE:
+        raise VoxDeskError(
+            f"The speech server sent audio at {rate:,} Hz; VoxDesk plays {MIN_RATE:,}–{MAX_RATE:,} Hz."
+        )
     return rate
 
 
 def _pcm_chunks(response):
-    """Float32 chunks of the 16-bit samples, as the bytes arrive."""
-    rest = b""
+    """Float32 chunks of the 16-bit samples, as the bytes arrive (at most ``MAX_REPLY_SAMPLES``)."""
+    rest, total = b"", 0
     while True:
         piece = response.read1(READ_SIZE) if hasattr(response, "read1") else response.read(READ_SIZE)
         if not piece:
@@ -305,5 +333,11 @@ def _pcm_chunks(response):
         data = rest + piece
         usable = len(data) - (len(data) & 1)
         rest = data[usable:]
+        total += usable // 2
+        if total > MAX_REPLY_SAMPLES:
+            raise VoxDeskError(
+                "The speech server sent more audio for one segment than any segment holds; "
+                "the audio that arrived is kept. Check the server."
+            )
         if usable:
             yield np.frombuffer(data[:usable], dtype="<i2").astype(np.float32) / 32768.0

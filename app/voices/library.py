@@ -24,7 +24,9 @@ import math
 import os
 import shutil
 import stat
+import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -285,18 +287,25 @@ class VoiceLibrary:
         name: str | None = None,
         transcript: str = "",
         max_seconds: float = MAX_SECONDS,
+        *,
+        progress: Callable[[float], None] | None = None,
+        cancel: threading.Event | None = None,
     ) -> Voice:
         """Import any audio file as a new voice (mono, at the file's own rate).
 
         Raises VoxDeskError with a plain message for unreadable, empty or too long files; nothing is
-        written to the library in that case.
+        written to the library in that case. ``progress`` and ``cancel`` are :func:`read_audio`'s
+        hooks; a cancel that comes before the new voice is renamed into place also leaves nothing
+        (``AudioCancelled``).
         """
         from app.audio.io import read_audio
 
         path = Path(path)
-        samples, rate = read_audio(path, max_seconds=max_seconds, max_rate=STORE_MAX_RATE)
+        samples, rate = read_audio(
+            path, max_seconds=max_seconds, max_rate=STORE_MAX_RATE, progress=progress, cancel=cancel
+        )
         wanted = name or clean_name(path.stem) or "Imported voice"  # a file name may be all invisible
-        return self._add(samples, rate, wanted, transcript, path.name, max_seconds)
+        return self._add(samples, rate, wanted, transcript, path.name, max_seconds, cancel)
 
     def create_from_samples(
         self,
@@ -305,14 +314,23 @@ class VoiceLibrary:
         name: str,
         transcript: str = "",
         max_seconds: float = MAX_SECONDS,
+        *,
+        cancel: threading.Event | None = None,
     ) -> Voice:
-        """Save recorded (or generated) mono float32 samples as a new voice."""
-        return self._add(
-            np.asarray(samples, dtype=np.float32), sample_rate, name, transcript, "recording", max_seconds
-        )
+        """Save recorded (or generated) mono float32 samples as a new voice (``cancel``: as for
+        :meth:`import_file`)."""
+        samples = np.asarray(samples, dtype=np.float32)
+        return self._add(samples, sample_rate, name, transcript, "recording", max_seconds, cancel)
 
     def _add(
-        self, samples: np.ndarray, rate: int, name: str, transcript: str, source: str, max_seconds: float
+        self,
+        samples: np.ndarray,
+        rate: int,
+        name: str,
+        transcript: str,
+        source: str,
+        max_seconds: float,
+        cancel: threading.Event | None = None,
     ) -> Voice:
         if samples.ndim != 1:
             raise VoxDeskError("VoxDesk expected mono audio for a voice. Record or import one channel.")
@@ -324,7 +342,7 @@ class VoiceLibrary:
         seconds = len(samples) / rate
         if seconds > max_seconds:
             raise _too_long(seconds, max_seconds)
-        from app.audio.io import SILENCE_PEAK, resample, write_audio
+        from app.audio.io import SILENCE_PEAK, AudioCancelled, resample, write_audio
 
         if rate > STORE_MAX_RATE:
             samples, rate = resample(samples, rate, STORE_MAX_RATE).astype(np.float32), STORE_MAX_RATE
@@ -356,6 +374,8 @@ class VoiceLibrary:
             staging.mkdir()
             write_audio(staging / AUDIO, samples, voice.sample_rate, fmt="FLAC")
             atomic.write_json(staging / META, voice.to_dict())
+            if cancel is not None and cancel.is_set():  # the last moment a cancel leaves nothing
+                raise AudioCancelled(f"Importing “{voice.name}” was cancelled.")
             staging.rename(self.folder(voice))
             atomic.fsync_dir(self.root)  # the rename itself survives a power cut
         except BaseException:

@@ -1657,6 +1657,39 @@ Speak anyway? Choose No to trim the voice first.</source>
     </message>
 </context>
 <context>
+    <name>ImportStatus</name>
+    <message>
+        <location filename="../views/import_status.py" line="52"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../views/import_status.py" line="53"/>
+        <source>Stop importing (Esc); the library stays as it was</source>
+        <translation>停止导入（Esc），声音库保持原样</translation>
+    </message>
+    <message>
+        <location filename="../views/import_status.py" line="72"/>
+        <source>Saving the recording “{0}”…</source>
+        <translation>正在保存录音“{0}”…</translation>
+    </message>
+    <message>
+        <location filename="../views/import_status.py" line="75"/>
+        <source>Importing “{0}”… {1:.0f}%</source>
+        <translation>正在导入“{0}”… {1:.0f}%</translation>
+    </message>
+    <message>
+        <location filename="../views/import_status.py" line="79"/>
+        <source>{0} · about {1} left</source>
+        <translation>{0} · 约剩 {1}</translation>
+    </message>
+    <message>
+        <location filename="../views/import_status.py" line="81"/>
+        <source>{0} ({1} more waiting)</source>
+        <translation>{0}（另有 {1} 个在等待）</translation>
+    </message>
+</context>
+<context>
     <name>VoicePanel</name>
     <message>
         <location filename="../views/voice_panel.py" line="204"/>
@@ -1848,6 +1881,21 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/voice_panel.py"/>
         <source>⚠ This reference is {0} s long; {1}–{2} s of clear speech gives the same likeness and every segment starts faster. Trim it to the best part.</source>
         <translation>⚠ 这段参考录音长 {0} 秒；{1}–{2} 秒清晰的语音就能达到同样的相似度，而且每个片段开始得更快。请裁剪出其中最好的部分。</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="454"/>
+        <source>Discard the recording “{0}”? It is not saved yet.</source>
+        <translation>丢弃录音“{0}”？它还没有保存。</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="489"/>
+        <source>Import of “{0}” cancelled; the voice library is unchanged.</source>
+        <translation>已取消导入“{0}”，声音库没有改变。</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="491"/>
+        <source>{1} imports cancelled (“{0}” and more); the voice library is unchanged.</source>
+        <translation>已取消 {1} 个导入（“{0}”等），声音库没有改变。</translation>
     </message>
 </context>
 <context>

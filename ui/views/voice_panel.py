@@ -40,9 +40,11 @@ from app.voices.prepare import EditHistory, normalise_loudness, too_long, trim_s
 from ui.dialogs import Dialogs
 from ui.errors import report
 from ui.transcriber import Transcriber
+from ui.views.import_status import ImportStatus
 from ui.views.reference_guide import ReferenceGuide
 from ui.views.segment_table import format_seconds
 from ui.views.waveform import WaveformView
+from ui.voice_import import ImportJob, VoiceImporter
 
 T = TypeVar("T")
 AUDIO_SUFFIXES = set(READABLE_SUFFIXES)  # what a drop accepts: what the reader decodes
@@ -129,6 +131,8 @@ class VoicePanel(QWidget):
         lib_layout.addLayout(row)
         self.drop_hint = QLabel()
         self.drop_hint.setObjectName("hint")
+        self.import_status = ImportStatus(replaces=self.drop_hint)
+        lib_layout.addWidget(self.import_status)
         lib_layout.addWidget(self.drop_hint)
 
         self.detail_box = QGroupBox()
@@ -200,6 +204,18 @@ class VoicePanel(QWidget):
         self._recognition_notes: dict[str, str] = {}  # voice id -> last failure / cancel note
         self._recognition_progress_of: dict[str, float] = {}  # voice id -> fraction, while running
         self._manual: set[str] = set()  # voice ids whose recognition may replace a typed transcript
+        # New voices are decoded and written by a worker; these are its jobs not finished yet, in
+        # order (GUI-side, so the list changes only when the window has handled each result).
+        self.importer = VoiceImporter(library, self)
+        self._imports: list[ImportJob] = []
+        self._cancelled: list[str] = []  # what was cancelled while the queue was busy, for the note
+        self._preloaded: tuple[str, np.ndarray] | None = None  # a new voice's samples, read by the worker
+        self.importer.started.connect(lambda _job: self.import_status.show_jobs(self._imports))
+        self.importer.progress.connect(lambda f, eta: self.import_status.show_jobs(self._imports, f, eta))
+        self.importer.imported.connect(self._imported)
+        self.importer.failed.connect(self._import_failed)
+        self.importer.cancelled.connect(self._import_cancelled)
+        self.import_status.cancelClicked.connect(self.cancel_import)
         self.retranslate()
         self.refresh()
 
@@ -233,6 +249,7 @@ class VoicePanel(QWidget):
         self.drop_hint.setText(self.tr("Tip: drop audio files here to import them."))
         self.recognize_button.setText(self.tr("Recognize words"))
         self.recognize_cancel.setText(self.tr("Cancel"))
+        self.import_status.retranslate()
         self._update_hint()
         self._update_info()
 
@@ -276,7 +293,9 @@ class VoicePanel(QWidget):
         self.transcript.setPlainText(voice.transcript if voice else "")
         self.transcript.blockSignals(False)
         self._audio = None
-        if voice is not None:
+        if voice is not None and self._preloaded is not None and self._preloaded[0] == voice.id:
+            self._audio = self._preloaded[1]
+        elif voice is not None:
             try:
                 self._audio = self.library.audio(replace(voice, trim_start=0.0, trim_end=None))
             except VoxDeskError as err:
@@ -409,26 +428,73 @@ class VoicePanel(QWidget):
             self.refresh(select_id=voice.id)
         return voice is not None
 
+    # --- new voices (decoded and written by the importer's worker) ----------------------------
+    @property
+    def importing(self) -> bool:
+        """An import or a recording's save is queued or running."""
+        return bool(self._imports)
+
     def import_files(self, files: list[Path], name: str | None = None) -> None:
-        added = []
+        """Import each file as a new voice, in the background and in order (after any import
+        already running)."""
         for path in files:
-            voice = self._run(lambda p=path: self.library.import_file(p, name), "importing a voice")
-            if voice is not None:
-                added.append(voice)
-        if added:
-            self.refresh(select_id=added[-1].id)
-            self.voicesChanged.emit()
-            for voice in added:
-                self._start_recognition(voice)
+            self._imports.append(self.importer.import_file(Path(path), name))
+        self.import_status.show_jobs(self._imports)
 
     def add_recording(self, samples: np.ndarray, sample_rate: int, name: str) -> None:
-        voice = self._run(
-            lambda: self.library.create_from_samples(samples, sample_rate, name), "saving a recording"
-        )
-        if voice is not None:
+        self._imports.append(self.importer.save_recording(samples, sample_rate, name))
+        self.import_status.show_jobs(self._imports)
+
+    def cancel_import(self) -> None:
+        """Cancel the imports not finished (Cancel, or Esc in the window); a recording not yet
+        saved is discarded only when the user agrees."""
+        jobs = [job for job in self._imports if not job.cancel.is_set()]
+        takes = [job for job in jobs if job.recording]
+        if takes:
+            question = self.tr("Discard the recording “{0}”? It is not saved yet.").format(takes[0].label)
+            if not self.dialogs.confirm(self, question):
+                jobs = [job for job in jobs if not job.recording]
+        for job in jobs:
+            job.cancel.set()
+
+    def shutdown(self) -> None:
+        """The window closes: stop the imports (their files stay where they are), save recordings."""
+        self.importer.shutdown()
+
+    def _finish_import(self, job: ImportJob) -> None:
+        if job in self._imports:
+            self._imports.remove(job)
+        self.import_status.show_jobs(self._imports)
+
+    def _imported(self, job: ImportJob, voice: Voice, samples: np.ndarray | None) -> None:
+        self._finish_import(job)
+        # The user may have been editing another voice meanwhile: keep what they typed (as leaving
+        # the field would) before the new voice is shown.
+        self.flush()
+        self._rename()
+        self._preloaded = None if samples is None else (voice.id, samples)
+        try:
             self.refresh(select_id=voice.id)
-            self.voicesChanged.emit()
-            self._start_recognition(voice)
+        finally:
+            self._preloaded = None
+        self.voicesChanged.emit()
+        self._start_recognition(voice, samples=samples)
+
+    def _import_failed(self, job: ImportJob, message: str) -> None:
+        self._finish_import(job)
+        self.dialogs.error(self, message)
+
+    def _import_cancelled(self, job: ImportJob) -> None:
+        self._cancelled.append(job.label)
+        self._finish_import(job)
+        if self._imports:
+            return
+        if len(self._cancelled) == 1:
+            note = self.tr("Import of “{0}” cancelled; the voice library is unchanged.")
+        else:
+            note = self.tr("{1} imports cancelled (“{0}” and more); the voice library is unchanged.")
+        self.import_status.show_note(note.format(self._cancelled[0], len(self._cancelled)))
+        self._cancelled.clear()
 
     def _rename(self) -> None:
         voice = self.selected()
@@ -555,13 +621,17 @@ class VoicePanel(QWidget):
         self.waveform.set_playhead(int(offset) + int(round(seconds * voice.sample_rate)))
 
     # --- speech recognition -----------------------------------------------------------------
-    def _start_recognition(self, voice: Voice, manual: bool = False) -> None:
-        """Transcribe ``voice`` in the background; a new voice only when it has no transcript."""
+    def _start_recognition(
+        self, voice: Voice, manual: bool = False, samples: np.ndarray | None = None
+    ) -> None:
+        """Transcribe ``voice`` in the background; a new voice only when it has no transcript.
+        ``samples``: its audio as used, when already read (a new voice's, by the importer)."""
         t = self.transcriber
         if t is None or not t.available or (voice.transcript and not manual):
             self._update_recognition()
             return
-        samples = self._run(lambda: self.library.audio(voice), "reading a voice")
+        if samples is None:
+            samples = self._run(lambda: self.library.audio(voice), "reading a voice")
         if samples is None:
             return
         self._recognition_notes.pop(voice.id, None)
