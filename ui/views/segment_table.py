@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, Qt, Signal
-from PySide6.QtGui import QAction, QBrush, QColor, QFont
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -309,6 +309,15 @@ class SegmentTable(QTableWidget):
         needed = min(self.fontMetrics().horizontalAdvance(text) + margin, self.viewport().width() // 3)
         if needed > header.sectionSize(3):
             header.resizeSection(3, needed)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        """A narrower window takes Status back to a third of the table at most, so a column widened
+        for a stale mark (or by hand) never leaves Text a sliver at 800×600."""
+        super().resizeEvent(event)
+        third = self.viewport().width() // 3
+        header = self.horizontalHeader()
+        if header.sectionSize(3) > third > header.minimumSectionSize():
+            header.resizeSection(3, third)
 
     def context_menu(self, row: int) -> QMenu:
         """The row's menu: it selects the row and offers the same actions as the buttons."""
