@@ -119,6 +119,8 @@ def render(language: str, out_dir: Path, model: Path, work: Path) -> list[Path]:
     def screen(rect: QRect):  # noqa: ANN202
         return QGuiApplication.primaryScreen().grabWindow(0, rect.x(), rect.y(), rect.width(), rect.height())
 
+    pending: list[str] = []  # questions that answer() is waiting for
+
     def answer(name: str, respond: Callable[[QApplication], None]) -> None:
         """Take the next modal question from the screen, then answer it with ``respond``."""
 
@@ -127,11 +129,13 @@ def render(language: str, out_dir: Path, model: Path, work: Path) -> list[Path]:
             if box is None or not box.isVisible():
                 QTimer.singleShot(100, shoot)
                 return
+            pending.remove(name)
             box.setProperty("walk_expected", True)
             settle()
             save(screen(box.frameGeometry().adjusted(-4, -4, 4, 4)), name)
             respond(box)
 
+        pending.append(name)
         QTimer.singleShot(200, shoot)
 
     def activate() -> None:
@@ -148,7 +152,7 @@ def render(language: str, out_dir: Path, model: Path, work: Path) -> list[Path]:
         """A question the walk did not expect: shown on the screen, printed, answered Yes/OK."""
         box = QApplication.activeModalWidget()
         asks = isinstance(box, (QMessageBox, QInputDialog))  # the walk's own dialogs it closes itself
-        if asks and box.isVisible() and not box.property("walk_expected"):
+        if asks and not pending and box.isVisible() and not box.property("walk_expected"):
             unexpected.append(1)
             save(screen(box.frameGeometry()), f"unexpected_{len(unexpected)}")
             texts = [w.text() for w in box.findChildren(QLabel) if w.text()]
