@@ -314,6 +314,7 @@ def test_language_change_offers_restart_now_through_the_close_path(qtbot, home):
     assert restarts == [False]  # started again only once the window had closed
     saved = projects.Project.load(projects.autosaves()[0])
     assert saved.text == "Unsaved words."  # the new window restores it
+    assert dialogs.unsaved_questions == [] and saved.unsaved  # kept unasked, marked unsaved
 
 
 def test_relaunch_starts_the_same_program_with_the_same_arguments():

@@ -78,6 +78,7 @@ class MainWindow(QMainWindow):
         self._segmented.connect(self._apply_segments)
         self._speak_when_loaded = False
         self._closed = False
+        self.restarting = False  # a close for Restart now: keep unsaved work in the autosave, ask nothing
         self._stopping = False
         self._playing_index: int | None = None  # the segment under the playhead
         self._playing_at = 0.0
@@ -897,7 +898,9 @@ class MainWindow(QMainWindow):
             super().closeEvent(event)
             return
         self.voices.flush()
-        settled = self.actions.files.settle_unsaved()  # Save / Discard / Cancel
+        # Save / Discard / Cancel; a restart keeps the work unasked (its question promised that), and
+        # the autosave it leaves is restored marked unsaved
+        settled = "clean" if self.restarting else self.actions.files.settle_unsaved()
         if settled is None:
             event.ignore()
             return

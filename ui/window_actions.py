@@ -313,8 +313,10 @@ class WindowActions(QObject):
             self.w.load_model(folder)
 
     def restart(self) -> None:
-        """Restart VoxDesk through the window's own close path (autosave, and the save prompt
-        where there is unsaved work); a close that the user cancels restarts nothing."""
+        """Restart VoxDesk through the window's own close path. Unsaved work stays in the autosave
+        without the Save / Discard / Cancel question ("Restart now?" promised the script is kept;
+        a Discard there lost it): the new window restores it marked unsaved."""
+        self.w.restarting = True
         if self.w.close():
             self.w.relaunch()
 
