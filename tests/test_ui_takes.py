@@ -68,6 +68,12 @@ def test_a_settings_change_keeps_finished_takes_marked_and_regenerate_stale_make
     for seg, audio in zip(segs, before, strict=True):
         np.testing.assert_allclose(seg.samples(), audio, atol=1 / 32768)  # read back from its file
     assert status(window, 0) == "Made with CFG 2.0 · Regenerate to apply"
+    table = window.script.table  # Status is wide enough for the mark (up to a third of the table)
+    mark = table.fontMetrics().horizontalAdvance(status(window, 0))
+    assert table.columnWidth(3) >= min(mark, table.viewport().width() // 3)
+    wide = table.viewport().width()
+    table.resize(table.width() - wide // 2, table.height())  # a narrower window: Text keeps its room
+    assert table.columnWidth(3) <= table.viewport().width() // 3 < wide // 3
     assert "CFG 2.0" in window.script.table.cell(0, 3).toolTip()
     assert window.transport.counts_text(window.session.counts()).startswith("2 done")
     window.actions.export()  # through the dialog: its choices are remembered

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, Qt, Signal
-from PySide6.QtGui import QAction, QBrush, QColor, QFont
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -284,6 +284,8 @@ class SegmentTable(QTableWidget):
             else ""
         )
         cells[2].setToolTip(row.text)
+        if row.stale and not failed:
+            self._fit_status(texts[3])
         if row.kept:
             retried = self.tr("The back-check heard {0} takes and kept the one with the fewest errors.")
             retried = retried.format(row.takes)
@@ -297,6 +299,25 @@ class SegmentTable(QTableWidget):
         cells[3].setToolTip("\n".join(t for t in tips if t))
         cells[4].setToolTip(self.tr("Seed {0}").format(row.seed) if row.seed is not None else "")
         cells[5].setToolTip(self._check_tip(row))
+
+    def _fit_status(self, text: str) -> None:
+        """Widen Status (never narrow it) so a stale take's mark shows what it was made with: the
+        narrow default cut "Made with CFG 2.0 · …" to "Made with CFG 2…". At most a third of the
+        table, so the Text column keeps the room."""
+        header = self.horizontalHeader()
+        margin = 2 * self.style().pixelMetric(self.style().PixelMetric.PM_FocusFrameHMargin) + 8
+        needed = min(self.fontMetrics().horizontalAdvance(text) + margin, self.viewport().width() // 3)
+        if needed > header.sectionSize(3):
+            header.resizeSection(3, needed)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        """A narrower window takes Status back to a third of the table at most, so a column widened
+        for a stale mark (or by hand) never leaves Text a sliver at 800×600."""
+        super().resizeEvent(event)
+        third = self.viewport().width() // 3
+        header = self.horizontalHeader()
+        if header.sectionSize(3) > third > header.minimumSectionSize():
+            header.resizeSection(3, third)
 
     def context_menu(self, row: int) -> QMenu:
         """The row's menu: it selects the row and offers the same actions as the buttons."""
