@@ -31,6 +31,24 @@ SCRIPTS = {
 }
 
 
+def settle(rounds: int = 30) -> None:
+    """Let queued events run (layouts, repaints) before a screenshot."""
+    from PySide6.QtCore import QCoreApplication
+
+    for _ in range(rounds):
+        QCoreApplication.processEvents()
+
+
+def wait(signal, timeout_ms: int = 60_000) -> None:  # noqa: ANN001
+    """Run the event loop until ``signal`` fires or ``timeout_ms`` passes."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    signal.connect(loop.quit)
+    QTimer.singleShot(timeout_ms, loop.quit)
+    loop.exec()
+
+
 def speech_like(seconds: float, rate: int, seed: int) -> np.ndarray:
     """A waveform with syllable-like bursts, so the voice panel shows a plausible recording."""
     rng = np.random.default_rng(seed)

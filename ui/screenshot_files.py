@@ -51,7 +51,7 @@ class _Files(Dialogs):
 
 
 def render(language: str, out_dir: Path, model: Path, scripts: Path) -> list[Path]:
-    from PySide6.QtCore import QCoreApplication, QEventLoop, QPoint, QRect, QTimer
+    from PySide6.QtCore import QPoint, QRect, QTimer
     from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
 
@@ -61,19 +61,9 @@ def render(language: str, out_dir: Path, model: Path, scripts: Path) -> list[Pat
     from ui.i18n import install_translators, remove_translators
     from ui.main import create_app
     from ui.main_window import MainWindow
-    from ui.screenshot import speech_like
+    from ui.screenshot import settle, speech_like, wait
     from ui.settings import Settings
     from ui.theme import apply_theme
-
-    def settle(rounds: int = 30) -> None:
-        for _ in range(rounds):
-            QCoreApplication.processEvents()
-
-    def wait(signal, timeout_ms: int = 60_000) -> None:  # noqa: ANN001
-        loop = QEventLoop()
-        signal.connect(loop.quit)
-        QTimer.singleShot(timeout_ms, loop.quit)
-        loop.exec()
 
     app = create_app()
     apply_theme(app, "light")

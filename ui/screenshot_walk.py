@@ -57,7 +57,7 @@ class _Walk(Dialogs):
 
 
 def render(language: str, out_dir: Path, model: Path, work: Path) -> list[Path]:
-    from PySide6.QtCore import QCoreApplication, QEventLoop, QPoint, QPointF, QRect, Qt, QTimer
+    from PySide6.QtCore import QEventLoop, QPoint, QPointF, QRect, Qt, QTimer
     from PySide6.QtGui import QGuiApplication, QWheelEvent
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication, QInputDialog, QLabel, QMessageBox
@@ -67,19 +67,9 @@ def render(language: str, out_dir: Path, model: Path, work: Path) -> list[Path]:
     from ui.i18n import install_translators, remove_translators
     from ui.main import create_app
     from ui.main_window import MainWindow
-    from ui.screenshot import speech_like
+    from ui.screenshot import settle, speech_like, wait
     from ui.settings import Settings
     from ui.theme import apply_theme
-
-    def settle(rounds: int = 30) -> None:
-        for _ in range(rounds):
-            QCoreApplication.processEvents()
-
-    def wait(signal, timeout_ms: int = 60_000) -> None:  # noqa: ANN001
-        loop = QEventLoop()
-        signal.connect(loop.quit)
-        QTimer.singleShot(timeout_ms, loop.quit)
-        loop.exec()
 
     def until(condition: Callable[[], bool], timeout_ms: int = 20_000) -> None:
         loop = QEventLoop()
