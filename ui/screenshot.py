@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ui.dialogs import Dialogs
+
 SCRIPTS = {
     "en": (
         "Welcome to VoxDesk. Every sentence becomes its own segment.\n"
@@ -29,6 +31,24 @@ SCRIPTS = {
         "你好，这是我为 VoxDesk 录制的声音。",
     ),
 }
+
+
+class ListedFiles(Dialogs):
+    """The real questions (they are what a screenshot shows); file dialogs answer from ``paths``
+    and errors go to stderr (a screenshot run has nobody to close a message box)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths: list[Path] = []
+
+    def open_audio(self, parent):  # noqa: ANN001
+        return self.paths.pop(0) if self.paths else None
+
+    def save_path(self, parent, title, suggested, file_filter):  # noqa: ANN001
+        return self.paths.pop(0) if self.paths else None
+
+    def error(self, parent, message):  # noqa: ANN001
+        print(f"error: {message}", file=sys.stderr)
 
 
 def settle(rounds: int = 30) -> None:

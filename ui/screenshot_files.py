@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ui.dialogs import Dialogs
+from ui.screenshot import ListedFiles
 
 SCRIPTS = {
     "en": (
@@ -33,18 +33,8 @@ SCRIPTS = {
 }
 
 
-class _Files(Dialogs):
-    """The real questions (they are what is shown); file dialogs answer from a list."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.paths: list[Path] = []
-
-    def save_path(self, parent, title, suggested, file_filter):  # noqa: ANN001
-        return self.paths.pop(0) if self.paths else None
-
-    def error(self, parent, message):  # noqa: ANN001
-        print(f"error: {message}", file=sys.stderr)
+class _Files(ListedFiles):
+    """Also prints what would be an information box (the shots here are of other moments)."""
 
     def info(self, parent, message):  # noqa: ANN001
         print(f"info: {message}", file=sys.stderr)

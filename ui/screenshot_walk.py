@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ui.dialogs import Dialogs
+from ui.screenshot import ListedFiles
 
 FILLER = {
     "en": "This sentence is here so that the run lasts long enough to show its estimate.",
@@ -37,23 +37,6 @@ SCRIPTS = {
         "再加一行，还没有保存。",
     ),
 }
-
-
-class _Walk(Dialogs):
-    """The real questions (they are what is shown); file dialogs answer from a list."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.paths: list[Path] = []
-
-    def open_audio(self, parent):  # noqa: ANN001
-        return self.paths.pop(0) if self.paths else None
-
-    def save_path(self, parent, title, suggested, file_filter):  # noqa: ANN001
-        return self.paths.pop(0) if self.paths else None
-
-    def error(self, parent, message):  # noqa: ANN001
-        print(f"error: {message}", file=sys.stderr)
 
 
 def render(language: str, out_dir: Path, model: Path, work: Path) -> list[Path]:
@@ -88,7 +71,7 @@ def render(language: str, out_dir: Path, model: Path, work: Path) -> list[Path]:
     settings = Settings()
     settings.model_dir = model
     settings.language = language
-    dialogs = _Walk()
+    dialogs = ListedFiles()
     window = MainWindow(settings=settings, sink=CaptureSink(buffer_seconds=900), dialogs=dialogs)
     window.resize(1280, 800)
     window.move(0, 0)
