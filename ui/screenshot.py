@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +50,14 @@ class ListedFiles(Dialogs):
 
     def error(self, parent, message):  # noqa: ANN001
         print(f"error: {message}", file=sys.stderr)
+
+
+class _ThrowAway(Dialogs):
+    """The README shot's script lives in a throw-away home: closing discards it unasked (an
+    offscreen run has nobody to answer the question)."""
+
+    def unsaved(self, parent, message):  # noqa: ANN001
+        return "discard"
 
 
 def settle(rounds: int = 30) -> None:
@@ -118,7 +127,7 @@ def render(language: str, out: Path, model: Path) -> None:
             library.set_transcript(voice, transcript if name == "Anna" else "")
     settings = Settings()
     settings.model_dir = model
-    window = MainWindow(settings=settings, sink=CaptureSink())
+    window = MainWindow(settings=settings, sink=CaptureSink(), dialogs=_ThrowAway())
     window.resize(1280, 800)
     window.show()
     loop = QEventLoop()
@@ -137,6 +146,23 @@ def render(language: str, out: Path, model: Path) -> None:
     window.close()
     remove_translators(app, translators)
     QApplication.processEvents()
+
+
+def render_languages(
+    render_one: Callable[[str, Path, Path, Path], list[Path]], out_dir: Path, languages: Sequence[str]
+) -> int:
+    """The screenshot tools' loop: for each language a fresh ``VOXDESK_HOME``, a tiny model and an
+    empty work folder, then ``render_one(language, out_dir, model, work)``; prints what it wrote."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for language in languages:
+            os.environ["VOXDESK_HOME"] = str(Path(tmp) / language)
+            model = write_model(Path(tmp) / f"VoxCPM2-tiny-{language}")
+            work = Path(tmp) / f"work-{language}"
+            work.mkdir()
+            for path in render_one(language, out_dir, model, work):
+                print(path)
+    return 0
 
 
 def main(argv: list[str]) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 SCRIPTS = {
@@ -31,12 +30,13 @@ SCRIPTS = {
 
 
 class _Answers:
-    """No modal dialog may block an offscreen run: questions are answered yes, messages logged."""
+    """No modal dialog may block an offscreen run: questions are answered yes, messages logged, and
+    the unsaved-work question on close is answered Discard (the run's home is thrown away)."""
 
     def __getattr__(self, name: str):
         def answer(*args, **kwargs):
             print(f"dialog {name}: {args[1:] if len(args) > 1 else ''}", file=sys.stderr)
-            return True if name == "confirm" else None
+            return {"confirm": True, "unsaved": "discard"}.get(name)
 
         return answer
 
@@ -132,18 +132,12 @@ def render(language: str, out_dir: Path, model: Path) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    from ui.screenshot import write_model
+    from ui.screenshot import render_languages
 
     out_dir = Path(argv[0]) if argv else Path(__file__).resolve().parent.parent / "docs"
-    out_dir.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    with tempfile.TemporaryDirectory() as tmp:
-        for language in ("en", "zh_CN"):
-            os.environ["VOXDESK_HOME"] = str(Path(tmp) / language)
-            model = write_model(Path(tmp) / f"VoxCPM2-tiny-{language}")
-            for path in render(language, out_dir, model):
-                print(path)
-    return 0
+    return render_languages(lambda language, out, model, _work: render(language, out, model), out_dir,
+                            ("en", "zh_CN"))  # fmt: skip
 
 
 if __name__ == "__main__":

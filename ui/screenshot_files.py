@@ -10,10 +10,8 @@ after a start without an autosave reopened the last script.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from ui.screenshot import ListedFiles
@@ -175,19 +173,10 @@ def render(language: str, out_dir: Path, model: Path, scripts: Path) -> list[Pat
 
 
 def main(argv: list[str]) -> int:
-    from ui.screenshot import write_model
+    from ui.screenshot import render_languages
 
     out_dir = Path(argv[0]) if argv else Path(__file__).resolve().parent.parent / "docs"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        for language in ("en", "zh_CN"):
-            os.environ["VOXDESK_HOME"] = str(Path(tmp) / language)
-            model = write_model(Path(tmp) / f"VoxCPM2-tiny-{language}")
-            scripts = Path(tmp) / f"scripts-{language}"
-            scripts.mkdir()
-            for path in render(language, out_dir, model, scripts):
-                print(path)
-    return 0
+    return render_languages(render, out_dir, ("en", "zh_CN"))
 
 
 if __name__ == "__main__":

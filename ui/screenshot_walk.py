@@ -12,9 +12,7 @@ manager, About, Settings › On the CPU, a language change, and the window at 80
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -308,20 +306,10 @@ def render(language: str, out_dir: Path, model: Path, work: Path) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    from ui.screenshot import write_model
+    from ui.screenshot import render_languages
 
     out_dir = Path(argv[0]) if argv else Path(__file__).resolve().parent.parent / "docs" / "walkthrough"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    languages = argv[1:] or ["en", "zh_CN"]
-    with tempfile.TemporaryDirectory() as tmp:
-        for language in languages:
-            os.environ["VOXDESK_HOME"] = str(Path(tmp) / language)
-            model = write_model(Path(tmp) / f"VoxCPM2-tiny-{language}")
-            work = Path(tmp) / f"work-{language}"
-            work.mkdir()
-            for path in render(language, out_dir, model, work):
-                print(path)
-    return 0
+    return render_languages(render, out_dir, argv[1:] or ("en", "zh_CN"))
 
 
 if __name__ == "__main__":
