@@ -3,8 +3,9 @@
 Scrolling past a Guidance box must not change the script's CFG (one tick over it used to turn
 2.0 into 1.9 and mark every finished take stale). One application-wide event filter covers every
 such widget in every window and dialog, including ones made later: on Polish (before a widget is
-first shown) a wheel no longer gives it focus, and a wheel over one without focus is passed on
-to its parent (a scroll area scrolls) instead of changing the value. A click or Tab gives it
+first shown) a wheel no longer gives it focus, and a wheel over one without focus is dropped
+instead of changing the value (the filter consumes it, so a scroll area under the pointer does not
+scroll either while the pointer is over such a box). A click or Tab gives it
 focus; then the wheel works as usual.
 """
 
@@ -26,8 +27,7 @@ class WheelGuard(QObject):
             if widget.focusPolicy() == Qt.FocusPolicy.WheelFocus:
                 widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         elif kind == QEvent.Type.Wheel and isinstance(obj, GUARDED) and not obj.hasFocus():
-            event.ignore()  # Qt offers an ignored wheel event to the parent widget next
-            return True
+            return True  # consumed: neither the box nor its parents see it
         return False
 
 
