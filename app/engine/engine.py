@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from app.audio.stretch import RateStretcher
 from app.cpu_precision import for_device
 from app.engine.attention import PagedKVCache, pick_backend
 from app.engine.block_manager import BlockManager
@@ -247,11 +248,19 @@ class Engine:
         if request.retry_badcase:
             seq.bad_case_at = bad_case_length(pre)
         seq.generator = torch.Generator(self.device).manual_seed(seed)
+        seq.stretcher = self._stretcher(request)
         # continuation: the streaming decoder starts from the prompt's last patches, which go
         # through the model dtype as in the official loop
         ctx = pre.context.to(m.dtype).float()
         seq.context = ctx.reshape(-1, m.feat_dim).T.contiguous()
         return seq
+
+    def _stretcher(self, request: SynthRequest) -> RateStretcher | None:
+        """The time-stretcher for ``request.speed``, unless the rate is 1 or the family speaks
+        at the asked rate itself (``native_speed``: it reads ``request.speed`` in its prefill)."""
+        if request.speed == 1.0 or getattr(self.model, "native_speed", False):
+            return None
+        return RateStretcher(self.sample_rate, request.speed)
 
     def _prefill(self, batch: list[Sequence], events: list[Event]) -> None:
         try:
@@ -293,18 +302,28 @@ class Engine:
             seq.append_patch(out.patches[i])
             seq.num_computed = len(seq)
             self.scheduler.blocks.hash_blocks(seq)
-            events.append(AudioChunk(seq.id, seq.n_chunks, out.audio[i].copy()))
-            seq.n_chunks += 1
+            audio = out.audio[i].copy()
+            self._emit(seq, seq.stretcher.push(audio) if seq.stretcher else audio, events)
             seq.t_first = seq.t_first or now
             k = seq.num_generated - 1
             if (k > seq.request.min_len and out.stop[i]) or seq.num_generated >= seq.max_patches:
                 if seq.num_generated >= seq.bad_case_at and seq.take < RETRY_TAKES:
                     # drawn again from the prompt; its generator goes on, as the official one does
                     self.scheduler.restart(seq)
+                    seq.stretcher = self._stretcher(seq.request)
                     events.append(RequestRetried(seq.id, seq.take))
                     continue
+                if seq.stretcher:
+                    self._emit(seq, seq.stretcher.flush(), events)
                 events.append(RequestFinished(seq.id, seq.num_generated, seq.seed, self._stats(seq, now)))
                 self.scheduler.finish(seq)
+
+    @staticmethod
+    def _emit(seq: Sequence, audio, events: list[Event]) -> None:
+        """One ``AudioChunk``; none while a stretcher is still gathering its first piece."""
+        if len(audio):
+            events.append(AudioChunk(seq.id, seq.n_chunks, audio))
+            seq.n_chunks += 1
 
     def _fail(self, seq: Sequence, message: str, events: list[Event]) -> None:
         self.scheduler.finish(seq)
@@ -312,6 +331,8 @@ class Engine:
 
     def _stats(self, seq: Sequence, now: float) -> dict[str, float]:
         audio_s = seq.num_generated * self.model.samples_per_patch / self.sample_rate
+        if seq.stretcher:
+            audio_s /= seq.request.speed  # what was sent: the stretched stream
         wall = now - seq.t_submit
         return {
             "queue_s": seq.t_start - seq.t_submit,

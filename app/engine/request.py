@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.audio.stretch import check_rate
 from app.errors import VoxDeskError
 from app.models.voxcpm.settings import check_settings
 
@@ -23,6 +24,9 @@ class SynthRequest:
     max_len: int = 4096  # patches; the official cap 6*len(tokens)+10 also applies
     retry_badcase: bool = True  # the official retry: a take of 6 patches per token is drawn again
     normalize: bool = False  # numbers, dates, money... spelled out (app/text/normalize.py) first
+    # speaking rate 0.5-2.0: the family's own control where it has one (``native_speed``),
+    # otherwise the engine time-stretches the stream (app/audio/stretch.py)
+    speed: float = 1.0
 
     def check(self) -> None:
         """Raise :class:`VoxDeskError` for settings no model can honour."""
@@ -35,3 +39,4 @@ class SynthRequest:
             max_len=self.max_len,
             seed=self.seed,
         )
+        check_rate(self.speed)

@@ -66,6 +66,7 @@ class Sequence:
         self.context: Any = None  # latents [D, n] that warm the streaming VAE (continuation)
         self.generator: Any = None
         self.n_chunks = 0
+        self.stretcher: Any = None  # RateStretcher when the engine applies request.speed
         self.stop_pending = False
         self.cancelled = False
         self.prefill_tokens = 0

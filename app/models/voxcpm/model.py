@@ -47,6 +47,8 @@ class FSQ(nn.Module):
 
 
 class VoxCPM(nn.Module):
+    native_speed = False  # no rate control of its own: the engine stretches the audio it makes
+
     def __init__(self, cfg: VoxCPMConfig, audio_vae: AudioVAE | None = None) -> None:
         super().__init__()
         self.cfg = cfg
