@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.audio.stretch import check_rate
 from app.engine_args import add_engine_options, engine_config
 from app.errors import VoxDeskError
 
@@ -157,7 +158,8 @@ def _requests(jobs: list[Job], voice, args: argparse.Namespace) -> list:
     reqs = []
     for job in jobs:
         settings = (args.seed, args.cfg, args.timesteps, args.min_len, args.max_len, not args.no_retry)
-        reqs.append(SynthRequest(_designed(job.text, args), voice, *settings, normalize=args.normalize))
+        text = _designed(job.text, args)
+        reqs.append(SynthRequest(text, voice, *settings, normalize=args.normalize, speed=args.speed))
     return reqs
 
 
@@ -207,7 +209,7 @@ def _render_remote(jobs: list[Job], args: argparse.Namespace) -> Iterator[tuple[
             text = normalize_text(job.text)
             text = design_text(args.control, text) if args.control else text
             request = SynthRequest(
-                text, voice, args.seed, args.cfg, args.timesteps, args.min_len, args.max_len
+                text, voice, args.seed, args.cfg, args.timesteps, args.min_len, args.max_len, speed=args.speed
             )
             handles.append(backend.submit(request, events.put, encoder_rate=model.encoder_rate))
         chunks: dict[int, list] = {-h: [] for h in handles}
@@ -236,6 +238,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     from app.models.voxcpm.weights import resolve_device
 
     jobs = _jobs(args)
+    check_rate(args.speed)
     if args.server and args.check:
         raise VoxDeskError("--check needs the local engine (--model DIR), not --server.")
     if args.server:
@@ -264,7 +267,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
         _make_folder(jobs[0].out.parent)
         rendered = render_checked(jobs, voice, args, _requests(jobs, voice, args))
-    elif args.text_file is not None:
+    elif args.text_file is not None or args.speed != 1.0:  # the engine applies the speed
         _make_folder(jobs[0].out.parent)
         rendered = _render_batch(jobs, voice, args)
     else:
@@ -304,6 +307,13 @@ def add_synth(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="keep a take that runs on to 6 patches per text token instead of drawing it again "
         "(up to 3 takes, as the official generate() does by default)",
+    )
+    p.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="speaking rate, 0.5 (half as fast) to 2.0 (twice as fast), pitch unchanged (default 1.0)",
     )
     p.add_argument(
         "--normalize",

@@ -40,7 +40,8 @@ def _still_serving(url: str, **kw) -> None:
     ("change", "param"),
     [
         ({"response_format": "aac"}, "response_format"),
-        ({"speed": 1.5}, "speed"),
+        ({"speed": 3.0}, "speed"),
+        ({"speed": 0.4}, "speed"),
         ({"input": "   "}, "input"),
         ({"input": "x" * 4097}, "input"),
         ({"seed": -1}, "seed"),

@@ -175,6 +175,8 @@ class RemoteBackend:
         }
         if request.seed is not None:
             body["seed"] = request.seed
+        if request.speed != 1.0:  # OpenAI's own field: any compatible server may honour it
+            body["speed"] = request.speed
         voice = request.voice
         if voice is not None:
             if voice.prompt_audio is not None and voice.prompt_text.strip():

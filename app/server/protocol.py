@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from app.audio.stretch import MAX_RATE, MIN_RATE
 from app.server.formats import STREAMABLE, supported_formats
 
 MAX_INPUT_CHARS = 4096  # OpenAI's limit for `input`
@@ -78,6 +79,7 @@ class SpeechParams:
     max_new_tokens: int = 4096
     min_new_tokens: int = 2
     normalize: bool = False
+    speed: float = 1.0  # the speaking rate (app/audio/stretch.py for families without their own)
 
 
 def _bad(message: str, param: str, code: str = "invalid_value") -> ApiError:
@@ -190,9 +192,9 @@ def parse_speech(body: Any) -> SpeechParams:
             "response_format",
             "unsupported_format",
         )
-    speed = _number(body, "speed", 0.25, 4.0, 1.0)
-    if speed != 1.0:
-        raise _bad("'speed' other than 1.0 is not supported by VoxCPM models yet.", "speed", "unsupported")
+    speed = _number(body, "speed", 0.25, 4.0, 1.0)  # OpenAI's range is accepted as a number...
+    if not MIN_RATE <= speed <= MAX_RATE:  # ...but this server speaks from half to twice as fast
+        raise _bad(f"'speed' must be between {MIN_RATE:g} and {MAX_RATE:g} here.", "speed", "unsupported")
     stream_format = body.get("stream_format")
     if stream_format not in (None, "audio", "sse"):
         raise _bad("'stream_format' must be 'audio' or 'sse'.", "stream_format")
@@ -237,4 +239,5 @@ def parse_speech(body: Any) -> SpeechParams:
         max_new_tokens=max_new or 4096,
         min_new_tokens=min_new if min_new is not None else 2,
         normalize=normalize,
+        speed=speed,
     )

@@ -131,7 +131,7 @@ def _synth_request(state: ServerState, model: ServedModel, p: SpeechParams, text
     # official package does (it turns retry_badcase off when streaming); whole files retry.
     request = SynthRequest(text, prompt, seed, p.cfg_value, p.inference_timesteps,
                            min(p.min_new_tokens, p.max_new_tokens), p.max_new_tokens,
-                           retry_badcase=p.stream is None)  # fmt: skip
+                           retry_badcase=p.stream is None, speed=p.speed)  # fmt: skip
     try:
         request.check()
     except VoxDeskError as exc:
