@@ -1,10 +1,11 @@
 """Exporting a script's audio: one merged file, one file per segment, and SRT subtitles.
 
-Segments go in script order with ``gap_seconds`` of silence between them (not before the first
-or after the last). Timings are computed in samples, so the SRT cues line up exactly with the
-merged file. Every write is atomic. No function overwrites an existing file unless called with
-``overwrite=True``; otherwise it raises :class:`ExportExists` *before writing anything*, and the
-UI turns that into a "Replace?" question.
+Segments go in script order with silence between them (not before the first or after the last):
+the clip's own ``pause_after`` (a script's ``[pause]`` tags, paragraph and chapter gaps: see
+app/project.py), else ``gap_seconds``. Timings are computed in samples, so the SRT cues line up
+exactly with the merged file. Every write is atomic. No function overwrites an existing file
+unless called with ``overwrite=True``; otherwise it raises :class:`ExportExists` *before writing
+anything*, and the UI turns that into a "Replace?" question.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Clip:
 
     text: str
     samples: np.ndarray
+    pause_after: float | None = None  # seconds of silence after it (None: the export's gap_seconds)
 
 
 def project_clips(project: Project, sample_rate: int) -> list[Clip]:
@@ -61,7 +63,11 @@ def project_clips(project: Project, sample_rate: int) -> list[Clip]:
     if missing:
         raise VoxDeskError(f"{missing} of {len(jobs)} segments are not generated yet. Generate them first.")
     return [
-        Clip(job.display_text, load_audio(str(take.audio_file), sample_rate, reject_silence=False))
+        Clip(
+            job.display_text,
+            load_audio(str(take.audio_file), sample_rate, reject_silence=False),
+            job.pause_after,
+        )
         for job, take in zip(jobs, takes, strict=True)
         if take is not None
     ]
@@ -89,13 +95,13 @@ def _fmt(fmt: str) -> str:
 
 def spans(clips: Sequence[Clip], sample_rate: int, gap_seconds: float) -> list[tuple[int, int]]:
     """(start, end) sample index of each clip in the merged audio."""
-    gap = max(0, round(gap_seconds * sample_rate))
-    out, pos = [], 0
-    for i, clip in enumerate(clips):
-        if i:
-            pos += gap
+    out, pos, gap = [], 0, 0
+    for clip in clips:
+        pos += gap
         out.append((pos, pos + len(clip.samples)))
         pos += len(clip.samples)
+        pause = gap_seconds if clip.pause_after is None else clip.pause_after
+        gap = max(0, round(pause * sample_rate))
     return out
 
 

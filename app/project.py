@@ -9,7 +9,14 @@ The window calls :meth:`Project.autosave` after each change, so a crash loses no
 Segments are identified by a key made from their voice and text (plus a counter for repeats), so
 overrides and finished audio follow a sentence when the text around it is edited. A result is
 current only while its *fingerprint* (what was synthesised: text after pronunciation, voice, cfg,
-timesteps, voice design, and a caller-supplied context such as the model id) still matches. A take
+timesteps, voice design, speaking rate, and a caller-supplied context such as the model id) still
+matches.
+
+The speaking rate of a segment is its line's override, else its voice's own rate
+(``Project.voice_rates``, from the voice library), else the script's (``ScriptSettings.rate``).
+The silence after a segment is its ``[pause]`` tag's, else the script's gap for what follows it:
+``gap_seconds`` (next sentence), ``paragraph_gap_seconds`` (a blank line) or
+``chapter_gap_seconds`` (a ``# heading``); see app/text/segmenter.py. A take
 made with other settings is never hidden: it stays playable and exportable, and what it was made
 with is kept with it (app/takes.py), so the window can mark it stale.
 """
@@ -26,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from app import atomic, quarantine, readback, takes
+from app.audio.stretch import check_rate
 from app.autosave import _saved_path, _unsaved, autosave_dir
 from app.autosave import autosaves as autosaves  # (callers list them as app.project.autosaves)
 from app.errors import VoxDeskError
@@ -62,10 +70,19 @@ class ScriptSettings:
     inference_timesteps: int = 10
     voice_design: str = ""  # VoxCPM2: a description of the voice, sent as "(description)text"
     default_voice: str | None = None  # voice name for untagged lines; None: the model's own voice
-    gap_seconds: float = 0.3  # silence between segments when playing and exporting
+    gap_seconds: float = 0.3  # silence between sentences when playing and exporting
+    paragraph_gap_seconds: float = 0.8  # after a paragraph (a blank line follows)
+    chapter_gap_seconds: float = 2.0  # before a chapter (a "# heading" line)
+    rate: float = 1.0  # speaking rate of the script, 0.5-2.0 (a voice's or a line's own wins)
     max_chars: int = DEFAULT_MAX_CHARS
     normalize: bool = True  # numbers, dates, money, units... read as words (app/text/normalize.py)
     seed: int | None = None  # locked for the whole script; None: a new seed per take
+
+    def gap(self, boundary: str) -> float:
+        """Seconds of silence after a segment followed by ``boundary`` (see the segmenter)."""
+        if boundary == "chapter":
+            return self.chapter_gap_seconds
+        return self.paragraph_gap_seconds if boundary == "paragraph" else self.gap_seconds
 
     def __post_init__(self) -> None:
         # Coerce (files may hold 10.0 for 10 or "2" for 2.0), then check the ranges.
@@ -73,7 +90,14 @@ class ScriptSettings:
             object.__setattr__(self, "seed", int(self.seed))
             if not 0 <= self.seed < 2**63:
                 raise ValueError(f"seed must be between 0 and 2**63-1, got {self.seed}")
-        for name, kind in (("cfg_value", float), ("inference_timesteps", int), ("gap_seconds", float)):
+        for name, kind in (
+            ("cfg_value", float),
+            ("inference_timesteps", int),
+            ("gap_seconds", float),
+            ("paragraph_gap_seconds", float),
+            ("chapter_gap_seconds", float),
+            ("rate", float),
+        ):
             object.__setattr__(self, name, kind(getattr(self, name)))
         object.__setattr__(self, "max_chars", int(self.max_chars))
         object.__setattr__(self, "voice_design", str(self.voice_design))
@@ -85,8 +109,11 @@ class ScriptSettings:
             raise ValueError(f"cfg_value must be between 0 and 10, got {self.cfg_value}")
         if not 1 <= self.inference_timesteps <= 100:
             raise ValueError(f"inference_timesteps must be between 1 and 100, got {self.inference_timesteps}")
-        if not 0.0 <= self.gap_seconds <= 10.0:
-            raise ValueError(f"gap_seconds must be between 0 and 10, got {self.gap_seconds}")
+        for name in ("gap_seconds", "paragraph_gap_seconds", "chapter_gap_seconds"):
+            if not 0.0 <= getattr(self, name) <= 10.0:
+                raise ValueError(f"{name} must be between 0 and 10, got {getattr(self, name)}")
+        if not 0.5 <= self.rate <= 2.0:
+            raise ValueError(f"rate must be between 0.5 and 2, got {self.rate}")
         if not MIN_MAX_CHARS <= self.max_chars <= 1000:
             raise ValueError(f"max_chars must be between {MIN_MAX_CHARS} and 1000, got {self.max_chars}")
 
@@ -99,6 +126,7 @@ class SegmentOverride:
     cfg_value: float | None = None
     inference_timesteps: int | None = None
     voice_design: str | None = None
+    rate: float | None = None  # this line's speaking rate (wins over its voice's and the script's)
 
     def __post_init__(self) -> None:
         for name, kind in (
@@ -106,10 +134,16 @@ class SegmentOverride:
             ("cfg_value", float),
             ("inference_timesteps", int),
             ("voice_design", str),
+            ("rate", float),
         ):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, kind(value))
+        if self.rate is not None:
+            try:
+                check_rate(self.rate)
+            except VoxDeskError as exc:
+                raise ValueError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -152,12 +186,17 @@ class SegmentJob:
     cfg_value: float
     inference_timesteps: int
     normalize: bool = False  # numbers and symbols spelled out (app/text/normalize.py) before speaking
+    rate: float = 1.0  # speaking rate (line > voice > script, resolved by Project.jobs)
+    # seconds of silence after it when playing and exporting; not part of the take itself
+    pause_after: float = field(default=0.0, compare=False)
 
     def fingerprint(self, context: str = "") -> str:
         """Hash of what determines the audio, apart from the seed (checked separately)."""
         parts = [self.text, self.voice or "", f"{self.cfg_value:.4f}", str(self.inference_timesteps), context]
         if self.normalize:
             parts.append("normalize")
+        if self.rate != 1.0:  # (so takes made before rates existed stay current)
+            parts.append(f"rate {self.rate:.4f}")
         return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:16]
 
 
@@ -179,6 +218,9 @@ class Project:
     problems: list[str] = field(default_factory=list)
     # Loaded from an autosave that holds changes never saved to the script's file; not stored.
     unsaved: bool = field(default=False, compare=False)
+    # A voice's own speaking rate (casefolded voice name -> rate), from the voice library; the
+    # window keeps it up to date. Not stored: it belongs to the voice.
+    voice_rates: dict[str, float] = field(default_factory=dict, compare=False)
     # Self-contained: saving copies the takes into "<name>_takes" beside the file, referred to
     # by relative paths, so the file and that folder can move to another computer together.
     self_contained: bool = False
@@ -209,20 +251,21 @@ class Project:
         """One job per segment, in script order, with overrides and pronunciation applied."""
         jobs = []
         cast = {k.casefold(): v for k, v in self.cast.items()}
-        for index, (key, seg) in enumerate(zip(self.keys(), self.segments(), strict=True)):
+        segments = self.segments()
+        for index, (key, seg) in enumerate(zip(self.keys(), segments, strict=True)):
             over = self.overrides.get(key, SegmentOverride())
             design = self.settings.voice_design if over.voice_design is None else over.voice_design
             spoken = self.rules.apply(seg.text)
             text = f"({design.strip()}){spoken}" if design.strip() else spoken
+            voice = cast.get(seg.voice.casefold(), seg.voice) if seg.voice else self.settings.default_voice
+            last = index == len(segments) - 1
             jobs.append(
                 SegmentJob(
                     key=key,
                     index=index,
                     text=text,
                     display_text=seg.text,
-                    voice=cast.get(seg.voice.casefold(), seg.voice)
-                    if seg.voice
-                    else self.settings.default_voice,
+                    voice=voice,
                     seed=over.seed if over.seed is not None else self.settings.seed,
                     cfg_value=self.settings.cfg_value if over.cfg_value is None else over.cfg_value,
                     inference_timesteps=(
@@ -231,9 +274,21 @@ class Project:
                         else over.inference_timesteps
                     ),
                     normalize=self.settings.normalize,
+                    rate=self.rate_of(over, voice),
+                    pause_after=0.0 if last else self._pause(seg),
                 )
             )
         return jobs
+
+    def rate_of(self, override: SegmentOverride, voice: str | None) -> float:
+        """A segment's speaking rate: its own, else its voice's, else the script's."""
+        if override.rate is not None:
+            return override.rate
+        own = self.voice_rates.get((voice or "").casefold())
+        return own if own is not None else self.settings.rate
+
+    def _pause(self, seg: Segment) -> float:
+        return seg.pause if seg.pause is not None else self.settings.gap(seg.boundary)
 
     def set_cast(self, character: str, voice: str | None) -> None:
         """Have ``voice`` speak the lines tagged ``[character]`` (None: the tag names the voice again)."""

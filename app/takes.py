@@ -34,6 +34,7 @@ class Made:
     normalize: bool = False
     context: str = ""  # the model it was made with (see SegmentJob.fingerprint)
     voice: str | None = None  # the voice it was spoken in ("": the model's own; None: not recorded)
+    rate: float = 1.0  # the speaking rate it was made at
 
     def __post_init__(self) -> None:
         if self.voice is not None:
@@ -43,10 +44,12 @@ class Made:
         object.__setattr__(self, "inference_timesteps", int(self.inference_timesteps))
         object.__setattr__(self, "normalize", bool(self.normalize))
         object.__setattr__(self, "context", str(self.context))
+        object.__setattr__(self, "rate", round(float(self.rate), 4))
 
     @classmethod
     def of(cls, job: SegmentJob, context: str = "") -> Made:
-        return cls(job.text, job.cfg_value, job.inference_timesteps, job.normalize, context, job.voice or "")
+        voice = job.voice or ""
+        return cls(job.text, job.cfg_value, job.inference_timesteps, job.normalize, context, voice, job.rate)
 
     def changes(self, job: SegmentJob, context: str = "") -> dict[str, Any]:
         """The values that differ from ``job`` now, as they were ({}: made with these settings).
@@ -54,7 +57,7 @@ class Made:
         now = Made.of(job, context)
         out = {
             name: getattr(self, name)
-            for name in ("cfg_value", "inference_timesteps", "text", "normalize")
+            for name in ("cfg_value", "inference_timesteps", "text", "normalize", "rate")
             if getattr(self, name) != getattr(now, name)
         }
         if context and self.context != context:

@@ -368,7 +368,9 @@ class MainWindow(QMainWindow):
         self._schedule_autosave()
 
     def _voices_changed(self) -> None:
-        names = [v.name for v in self.library.list()]
+        voices = self.library.list()
+        names = [v.name for v in voices]
+        self.project.voice_rates = {v.name.casefold(): v.rate for v in voices if v.rate is not None}
         default = self.project.settings.default_voice
         if default is None and names and not self.project.text:
             default = names[0]
@@ -524,6 +526,7 @@ class MainWindow(QMainWindow):
                 seed=job.seed,
                 cfg_value=job.cfg_value,
                 inference_timesteps=job.inference_timesteps,
+                speed=job.rate,
             )
 
         return key, prompt, build
@@ -733,7 +736,8 @@ class MainWindow(QMainWindow):
             self.playback.toggle_pause()
         elif not self.session.busy() and self.session.finished_audio():
             keys = [job.key for job, _ in self.session.finished_audio()]
-            self.playback.begin(keys, self.session.sample_rate, self.project.settings.gap_seconds)
+            pauses = {job.key: job.pause_after for job, _ in self.session.finished_audio()}
+            self.playback.begin(keys, self.session.sample_rate, self.project.settings.gap_seconds, pauses)
             for job, samples in self.session.finished_audio():
                 self.playback.add(job.key, samples)
                 self.playback.finish(job.key)

@@ -41,12 +41,19 @@ class Playback(QObject):
         self._timer.timeout.connect(self.pump)
 
     # --- runs -------------------------------------------------------------------------------
-    def begin(self, keys: list[str], sample_rate: int, gap_seconds: float = 0.0) -> None:
-        """Start a new in-order run of these segment keys (drops whatever was playing)."""
+    def begin(
+        self,
+        keys: list[str],
+        sample_rate: int,
+        gap_seconds: float = 0.0,
+        gaps: dict[str, float] | None = None,
+    ) -> None:
+        """Start a new in-order run of these segment keys (drops whatever was playing); ``gaps``:
+        the silence after each segment where it is not ``gap_seconds``."""
         self.stop()
         playlist = Playlist(self.sink, sample_rate, gap_seconds)
         try:
-            playlist.start(keys)
+            playlist.start(keys, gaps)
         except VoxDeskError as err:
             self.playlist = None
             if self._available:

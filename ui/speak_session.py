@@ -226,7 +226,8 @@ class SpeakSession(QObject):
 
     def _begin(self, keys: list[str]) -> None:
         gap = self.project.settings.gap_seconds if self.project is not None else 0.0
-        self.playback.begin(keys, self.sample_rate, gap)
+        pauses = {s.job.key: s.job.pause_after for s in self.segments}
+        self.playback.begin(keys, self.sample_rate, gap, pauses)
 
     def _generate(self, indices: list[int], build: Builder) -> None:
         jobs, failures = [], []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -210,6 +210,7 @@ class Playlist:
         self.sink = sink
         self.sample_rate = sample_rate
         self.gap = max(0, round(gap_seconds * sample_rate))
+        self._gaps: dict[str, int] = {}  # key -> samples of silence after it, where not self.gap
         self._order: list[str] = []
         self._held: dict[str, deque[np.ndarray]] = {}
         self._finished: set[str] = set()
@@ -218,11 +219,13 @@ class Playlist:
         self._released = 0  # samples handed to the outbox so far
         self._spans: dict[str, list[int]] = {}  # key -> [start, end] in stream samples
 
-    def start(self, keys: Sequence[str]) -> None:
-        """Begin playing these segments (in this order) from silence."""
+    def start(self, keys: Sequence[str], gaps: Mapping[str, float] | None = None) -> None:
+        """Begin playing these segments (in this order) from silence. ``gaps``: seconds of silence
+        after a segment (a script's pauses, paragraph and chapter gaps); others get the default."""
         if len(set(keys)) != len(keys):
             raise ValueError("segment keys must be unique")
         self.sink.start(self.sample_rate)
+        self._gaps = {k: max(0, round(v * self.sample_rate)) for k, v in (gaps or {}).items()}
         self._order = list(keys)
         self._held = {k: deque() for k in keys}
         self._finished = set()
@@ -294,9 +297,10 @@ class Playlist:
             if key not in self._finished:
                 return
             self._current += 1
-            if self.gap and self._current < len(self._order):
-                self._outbox.append(np.zeros(self.gap, np.float32))
-                self._released += self.gap
+            gap = self._gaps.get(key, self.gap)
+            if gap and self._current < len(self._order):
+                self._outbox.append(np.zeros(gap, np.float32))
+                self._released += gap
 
     def pump(self) -> int:
         """Move released audio into the sink as far as it has room; returns samples moved."""

@@ -5,7 +5,7 @@ Rules, in order:
 1. The text is read line by line. A line may start with a voice tag, ``[Alice] Hello.``; the tag
    names the voice for that line's segments (a dialogue). Untagged lines use the default voice
    (``Segment.voice is None``). A tag is a bracketed name at the very start of a line; brackets
-   elsewhere are ordinary text.
+   elsewhere are ordinary text, except pause tags (rule 4).
 2. Each line is split into sentences after ``。！？；…!?;`` and after ``.`` when a space or the end
    of the line follows (so ``3.14`` and ``e.g.`` inside a sentence stay together). Closing quotes
    and brackets stay with the sentence they close.
@@ -15,14 +15,23 @@ Rules, in order:
    ``max_chars`` for text without spaces. VoxCPM2 distorts on inputs past ~300 characters, hence
    the default of 200.
 
-Nothing but whitespace and the tags is ever dropped: the segments, joined, hold every other
-character of the input in order.
+4. Pauses. ``[pause 800ms]`` or ``[pause 1.5s]`` anywhere in a line (up to 60 s; the word is
+   case-blind) ends the segment before it there, and that segment is followed by exactly that
+   much silence (several tags in a row add up). A tag before any speech has no segment to follow
+   and is not kept. Every other segment is followed by the script's gap for its *boundary*:
+   ``"sentence"`` (the next sentence or line), ``"paragraph"`` (a blank line follows, or it ends
+   a heading) or ``"chapter"`` (the next line is a Markdown heading ``# Title``, ``## Title``...:
+   a heading starts a chapter; its text is spoken without the ``#`` marks). The window and the
+   export turn boundaries into seconds (``ScriptSettings``); the last segment has none after it.
+
+Nothing but whitespace and the tags (voice tags, pause tags, a heading's ``#`` marks) is ever
+dropped: the segments, joined, hold every other character of the input in order.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 DEFAULT_MAX_CHARS = 200
 MIN_MAX_CHARS = 20
@@ -39,6 +48,10 @@ _LONGEST_ABBREVIATION = max(map(len, _ABBREVIATIONS))
 # Latin commas and colons only count when a space follows, so "1,000" and "10:30" stay whole.
 _SOFT_BREAK = re.compile(r"[，、：]+|[,:]+(?=\s|$)")
 _SPACES = re.compile(r"\s+")
+_PAUSE = re.compile(r"\[\s*pause\s+(\d{1,5}(?:\.\d{1,3})?)\s*(ms|s)\s*\]", re.IGNORECASE)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}[ \t]+(?=\S)")
+MAX_PAUSE_S = 60.0
+BOUNDARIES = ("sentence", "paragraph", "chapter")  # in rising order: a stronger one wins
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,8 @@ class Segment:
     text: str
     voice: str | None = None  # the line's voice tag; None: the script's default voice
     line: int = 0  # 0-based line of the input it came from
+    pause: float | None = None  # seconds of silence after it from [pause] tags (rule 4)
+    boundary: str = "sentence"  # what follows it when it has no pause tag (rule 4)
 
 
 def split_script(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Segment]:
@@ -55,27 +70,75 @@ def split_script(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Segment]
     if max_chars < MIN_MAX_CHARS:
         raise ValueError(f"max_chars must be at least {MIN_MAX_CHARS}, got {max_chars}")
     segments: list[Segment] = []
+
+    def close(boundary: str) -> None:  # the segment so far is followed by at least `boundary`
+        last = segments[-1] if segments else None
+        if last is not None and BOUNDARIES.index(boundary) > BOUNDARIES.index(last.boundary):
+            segments[-1] = replace(last, boundary=boundary)
+
     for number, raw in enumerate(text.splitlines()):
-        voice, body = parse_tag(raw)
-        for piece in split_sentences(body, max_chars):
-            segments.append(Segment(piece, voice, number))
+        if not raw.strip():
+            close("paragraph")
+            continue
+        heading = _HEADING.match(raw)
+        if heading is not None:
+            close("chapter")
+            voice, body = None, raw[heading.end() :]
+        else:
+            voice, body = parse_tag(raw)
+        for words, pause in split_pauses(body):
+            for piece in split_sentences(words, max_chars):
+                segments.append(Segment(piece, voice, number))
+            if pause is not None and segments:
+                last = segments[-1]
+                segments[-1] = replace(last, pause=min((last.pause or 0.0) + pause, MAX_PAUSE_S))
+        if heading is not None:
+            close("paragraph")
     return segments
 
 
+def split_pauses(line: str) -> list[tuple[str, float | None]]:
+    """``"Hi [pause 1s] there"`` → ``[("Hi ", 1.0), (" there", None)]``: the text between pause
+    tags, each with the pause that follows it in seconds."""
+    out: list[tuple[str, float | None]] = []
+    start = 0
+    for match in _PAUSE.finditer(line):
+        out.append((line[start : match.start()], pause_seconds(match)))
+        start = match.end()
+    out.append((line[start:], None))
+    return out
+
+
+def pause_seconds(match: re.Match[str]) -> float:
+    value = float(match.group(1)) / (1000.0 if match.group(2).lower() == "ms" else 1.0)
+    return min(value, MAX_PAUSE_S)
+
+
+def pause_spans(line: str) -> list[tuple[int, int]]:
+    """Where a line's pause tags are (start, end), for the window's highlighter."""
+    return [m.span() for m in _PAUSE.finditer(line)]
+
+
+def is_heading(line: str) -> bool:
+    """Whether ``line`` is a Markdown heading (``# Title``): it starts a chapter."""
+    return _HEADING.match(line) is not None
+
+
 def tag_span(line: str) -> tuple[int, int, str] | None:
-    """Where a line's ``[Voice]`` tag is: ``(start, end, name)`` with ``end`` after the ``]``."""
+    """Where a line's ``[Voice]`` tag is: ``(start, end, name)`` with ``end`` after the ``]``.
+    A pause tag at the start of a line is not a voice tag."""
     match = _TAG.match(line)
-    if match is None or not match.group(1).strip():
+    if match is None or not match.group(1).strip() or _PAUSE.match(line, match.start(1) - 1):
         return None
     return match.start(1) - 1, match.end(), match.group(1).strip()
 
 
 def parse_tag(line: str) -> tuple[str | None, str]:
     """``"[Alice] Hi"`` → ``("Alice", " Hi")``; a line without a tag → ``(None, line)``."""
-    match = _TAG.match(line)
-    if match is None or not match.group(1).strip():
+    span = tag_span(line)
+    if span is None:
         return None, line
-    return match.group(1).strip(), line[match.end() :]
+    return span[2], line[span[1] :]
 
 
 def split_sentences(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:

@@ -405,6 +405,13 @@ class VoiceLibrary:
             replace(self.get(voice.id), transcript=text, transcript_recognized=recognized and bool(text))
         )
 
+    def set_rate(self, voice: Voice, rate: float | None) -> Voice:
+        """Give the voice its own speaking rate in scripts (None: it speaks at the script's)."""
+        from app.audio.stretch import check_rate
+
+        value = None if rate is None else check_rate(rate)
+        return self._save(replace(self.get(voice.id), rate=value))
+
     def trim(self, voice: Voice, start: float, end: float | None) -> Voice:
         """Use only ``start``–``end`` seconds of the stored audio (``end=None``: to its end).
         The range is absolute, not relative to an earlier trim."""

@@ -40,6 +40,7 @@ class Voice:
     gain_db: float = 0.0
     normalised: bool = False
     transcript_recognized: bool = False  # filled in by speech recognition, not edited since
+    rate: float | None = None  # this voice's speaking rate in scripts (None: the script's rate)
 
     @property
     def raw_duration(self) -> float:
@@ -91,6 +92,8 @@ class Voice:
         values["gain_db"] = _bounded_float(values, "gain_db", -MAX_GAIN_DB, MAX_GAIN_DB, 0.0)
         values["normalised"] = bool(values.get("normalised", False))
         values["transcript_recognized"] = values.get("transcript_recognized") is True
+        if values.get("rate") is not None:
+            values["rate"] = _bounded_float(values, "rate", 0.5, 2.0, None)
         return cls(**values)
 
 
