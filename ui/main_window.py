@@ -271,6 +271,7 @@ class MainWindow(QMainWindow):
             }
         )
         self.script.set_normalize(s.normalize)
+        self.script.set_pacing(s.rate, {name: getattr(s, name) for name in self.script.pauses.boxes})
         self.script.set_cast(self.project.cast)
         self._voices_changed()
 
@@ -360,6 +361,8 @@ class MainWindow(QMainWindow):
                 default_voice=self.script.default_voice(),
                 normalize=self.script.normalize.isChecked(),
                 seed=values["seed"],
+                rate=self.script.rate.value(),
+                **self.script.pauses.values(),
             )
         except VoxDeskError as err:
             self.dialogs.error(self, str(err))

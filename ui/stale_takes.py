@@ -28,6 +28,8 @@ def describe_changes(changes: dict[str, Any]) -> str:
             parts.append(QCoreApplication.translate("StaleTakes", "voice {0}").format(value))
         elif name == "voice":
             parts.append(QCoreApplication.translate("StaleTakes", "the model's own voice"))
+        elif name == "rate":
+            parts.append(QCoreApplication.translate("StaleTakes", "rate {0}×").format(f"{value:.2f}"))
         elif name == "seed":
             parts.append(QCoreApplication.translate("StaleTakes", "seed {0}").format(value))
         else:

@@ -7,6 +7,7 @@ the one currently open is ``actions.dialog`` so tests can drive it like a user w
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -153,7 +154,11 @@ class WindowActions(QObject):
             question = " ".join(parts) + " " + self.tr("Export the {0} finished ones?").format(len(finished))
             if not self.w.dialogs.confirm(self.w, question):
                 return False, []
-        clips = [export.Clip(job.display_text, samples) for job, samples in finished]
+        # the silence after each segment, with the dialog's sentence gap ([pause] tags, paragraph
+        # and chapter gaps as the script sets them)
+        sentence_gap = replace(self.w.project.settings, gap_seconds=options.gap_ms / 1000)
+        pauses = {job.key: job.pause_after for job in replace(self.w.project, settings=sentence_gap).jobs()}
+        clips = [export.Clip(job.display_text, samples, pauses.get(job.key)) for job, samples in finished]
         existing = [p for p in options.targets(len(clips)) if p.exists()]
         if existing:
             names = ", ".join(p.name for p in existing[:3]) + (" …" if len(existing) > 3 else "")
@@ -241,11 +246,12 @@ class WindowActions(QObject):
         }
         over = self.w.project.overrides.get(job.key, projects.SegmentOverride())
         own = None
-        if (over.cfg_value, over.inference_timesteps, over.voice_design) != (None, None, None):
+        if (over.cfg_value, over.inference_timesteps, over.voice_design, over.rate) != (None,) * 4:
             own = {
                 "cfg_value": over.cfg_value if over.cfg_value is not None else s.cfg_value,
                 "inference_timesteps": over.inference_timesteps or s.inference_timesteps,
                 "style": over.voice_design if over.voice_design is not None else s.voice_design,
+                "rate": over.rate,
             }
         take = self.w.session.segments[row].seed
         dialog = SegmentSettingsDialog(script_values, own, over.seed, self.w, take_seed=take)
@@ -257,6 +263,7 @@ class WindowActions(QObject):
             cfg_value=own["cfg_value"] if own else None,
             inference_timesteps=own["inference_timesteps"] if own else None,
             voice_design=own["style"] if own else None,
+            rate=own["rate"] if own else None,
         )
         self.w.project.set_override(key, override)
         self.w.refresh_and_save()

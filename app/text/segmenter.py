@@ -119,6 +119,15 @@ def pause_spans(line: str) -> list[tuple[int, int]]:
     return [m.span() for m in _PAUSE.finditer(line)]
 
 
+_PAUSE_LIKE = re.compile(r"\[\s*pause\b[^\[\]\n]{0,40}\]", re.IGNORECASE)
+
+
+def bad_pause_tags(line: str) -> list[str]:
+    """Bracketed text that starts like a pause tag but is not one (``[pause 5min]``, ``[pause]``):
+    it would be read out, so the window points it out."""
+    return [m.group() for m in _PAUSE_LIKE.finditer(line) if not _PAUSE.fullmatch(m.group())]
+
+
 def is_heading(line: str) -> bool:
     """Whether ``line`` is a Markdown heading (``# Title``): it starts a chapter."""
     return _HEADING.match(line) is not None

@@ -377,6 +377,21 @@
         <source>Voice design:</source>
         <translation>声音设计：</translation>
     </message>
+    <message>
+        <location filename="../views/generation_form.py" line="1"/>
+        <source>default</source>
+        <translation>默认</translation>
+    </message>
+    <message>
+        <location filename="../views/generation_form.py" line="1"/>
+        <source>This line's speaking rate; “default” uses its voice's rate, or else the script's</source>
+        <translation>这一行的语速；“默认”使用其声音的语速，否则使用脚本的语速</translation>
+    </message>
+    <message>
+        <location filename="../views/generation_form.py" line="1"/>
+        <source>Speaking rate:</source>
+        <translation>语速：</translation>
+    </message>
 </context>
 <context>
     <name>LocalApiBox</name>
@@ -848,6 +863,44 @@ Speak anyway? Choose No to trim the voice first.</source>
     </message>
 </context>
 <context>
+    <name>PauseForm</name>
+    <message>
+        <location filename="../views/pacing.py" line="1"/>
+        <source>Pauses:</source>
+        <translation>停顿：</translation>
+    </message>
+    <message>
+        <location filename="../views/pacing.py" line="1"/>
+        <source>sentence</source>
+        <translation>句间</translation>
+    </message>
+    <message>
+        <location filename="../views/pacing.py" line="1"/>
+        <source>paragraph</source>
+        <translation>段落</translation>
+    </message>
+    <message>
+        <location filename="../views/pacing.py" line="1"/>
+        <source>chapter</source>
+        <translation>章节</translation>
+    </message>
+    <message>
+        <location filename="../views/pacing.py" line="1"/>
+        <source>Silence between sentences and lines</source>
+        <translation>句子与行之间的静音</translation>
+    </message>
+    <message>
+        <location filename="../views/pacing.py" line="1"/>
+        <source>Silence after a paragraph (a blank line in the script)</source>
+        <translation>段落之后的静音（脚本中的空行）</translation>
+    </message>
+    <message>
+        <location filename="../views/pacing.py" line="1"/>
+        <source>Silence before a chapter (a line that starts with # )</source>
+        <translation>章节之前的静音（以 # 开头的行）</translation>
+    </message>
+</context>
+<context>
     <name>Playback</name>
     <message>
         <location filename="../playback.py" line="142"/>
@@ -1144,18 +1197,6 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>数字、日期、时间、金额、单位和符号会读成文字（在发音表之后处理），与官方 VoxCPM 规范化的读法一致</translation>
     </message>
     <message>
-        <location filename="../views/script_editor.py" line="158"/>
-        <source>Type or paste your script here. Start a line with [Voice name] to have another voice speak it, e.g.
-[Anna] Hello there!</source>
-        <translation>在此输入或粘贴脚本。在行首写 [声音名称] 可让另一个声音朗读该行，例如：
-[Anna] 你好！</translation>
-    </message>
-    <message>
-        <location filename="../views/script_editor.py" line="163"/>
-        <source>Sentences become segments. Tag a line with [Voice] for dialogue; Ctrl+Enter speaks.</source>
-        <translation>每个句子成为一个片段。用 [声音] 标记行可制作对话；Ctrl+Enter 朗读。</translation>
-    </message>
-    <message>
         <location filename="../views/script_editor.py" line="165"/>
         <source>Script settings</source>
         <translation>脚本设置</translation>
@@ -1199,6 +1240,35 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/script_editor.py"/>
         <source>[{0}] → {1}</source>
         <translation>[{0}] → {1}</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="1"/>
+        <source>Type or paste your script here. Start a line with [Voice name] to have another voice speak it, e.g.
+[Anna] Hello there!
+[pause 800ms] or [pause 1.5s] adds a pause, a blank line a paragraph pause, and a line that starts with # (a heading) starts a chapter.</source>
+        <translation>在此输入或粘贴脚本。在行首写 [声音名称] 可让另一个声音朗读该行，例如：
+[Anna] 你好！
+[pause 800ms] 或 [pause 1.5s] 插入停顿，空行是段落停顿，以 # 开头的行（标题）开始新的一章。</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="1"/>
+        <source>Sentences become segments. Tag a line with [Voice] for dialogue, [pause 1s] for a pause, # for a chapter; Ctrl+Enter speaks.</source>
+        <translation>每个句子成为一个片段。用 [声音] 标记行可制作对话，[pause 1s] 插入停顿，# 开始新的一章；Ctrl+Enter 朗读。</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="1"/>
+        <source>Speaking rate:</source>
+        <translation>语速：</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="1"/>
+        <source>How fast the script is spoken, 0.5× to 2.0×, pitch unchanged. A voice's own rate (voice panel) and a line's (Segment settings…) win over it.</source>
+        <translation>脚本的朗读速度，0.5× 到 2.0×，音高不变。声音自己的语速（声音面板）和某一行的语速（片段设置…）优先于它。</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="1"/>
+        <source>{0} is not a pause: write [pause 800ms] or [pause 1.5s].</source>
+        <translation>{0} 不是停顿标记：请写成 [pause 800ms] 或 [pause 1.5s]。</translation>
     </message>
 </context>
 <context>
@@ -1582,6 +1652,11 @@ Speak anyway? Choose No to trim the voice first.</source>
         <source>other settings</source>
         <translation>其他设置</translation>
     </message>
+    <message>
+        <location filename="../stale_takes.py" line="1"/>
+        <source>rate {0}×</source>
+        <translation>语速 {0}×</translation>
+    </message>
 </context>
 <context>
     <name>TransportBar</name>
@@ -1896,6 +1971,21 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/voice_panel.py" line="491"/>
         <source>{1} imports cancelled (“{0}” and more); the voice library is unchanged.</source>
         <translation>已取消 {1} 个导入（“{0}”等），声音库没有改变。</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="1"/>
+        <source>script's</source>
+        <translation>随脚本</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="1"/>
+        <source>Speaking rate:</source>
+        <translation>语速：</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="1"/>
+        <source>How fast this voice speaks in scripts; “script's” follows the script's rate</source>
+        <translation>这个声音在脚本中的朗读速度；“随脚本”使用脚本的语速</translation>
     </message>
 </context>
 <context>

@@ -2,7 +2,8 @@
 
 ``values()`` / ``set_values()`` speak plain dicts with the keys ``cfg_value``,
 ``inference_timesteps`` and ``style`` (VoxCPM2 voice design: a description put before the text).
-The segment dialog adds an "use the script's settings" switch and a fixed seed.
+The segment dialog adds an "use the script's settings" switch, a fixed seed and the line's own
+speaking rate (``rate``: None follows its voice's, then the script's).
 """
 
 from __future__ import annotations
@@ -25,9 +26,12 @@ from PySide6.QtWidgets import (
 )
 
 from ui.dialogs import OK_CANCEL
+from ui.views.pacing import RateBox
 from ui.views.seed_box import SeedBox
 
-DEFAULTS: dict[str, Any] = {"cfg_value": 2.0, "inference_timesteps": 10, "style": "", "seed": None}
+DEFAULTS: dict[str, Any] = {
+    "cfg_value": 2.0, "inference_timesteps": 10, "style": "", "seed": None, "rate": None
+}
 RANDOM_SEED = -1  # the seed box's lowest value, shown as "random"
 
 
@@ -36,7 +40,9 @@ class GenerationForm(QWidget):
 
     changed = Signal()
 
-    def __init__(self, parent: QWidget | None = None, compact: bool = False, seed: bool = False) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, compact: bool = False, seed: bool = False, rate: bool = False
+    ) -> None:
         super().__init__(parent)
         self.cfg = QDoubleSpinBox()
         self.cfg.setRange(0.5, 5.0)
@@ -57,10 +63,17 @@ class GenerationForm(QWidget):
         self.seed.setToolTip(
             self.tr("Lock one seed for the whole script (same input, same audio), or leave it random")
         )
+        self.rate = RateBox(self.tr("default"))  # a line's own rate (the script's is in the pacing row)
+        self.rate.setToolTip(
+            self.tr("This line's speaking rate; “default” uses its voice's rate, or else the script's")
+        )
+        self.has_rate = rate
         labels: tuple[str, ...] = (self.tr("Guidance (CFG):"), self.tr("Quality steps:"))
         fields: tuple[QWidget, ...] = (self.cfg, self.steps)
         if seed:
             labels, fields = labels + (self.tr("Seed:"),), fields + (self.seed,)
+        if rate:
+            labels, fields = labels + (self.tr("Speaking rate:"),), fields + (self.rate,)
         labels, fields = labels + (self.tr("Voice design:"),), fields + (self.style_text,)
         if compact:  # the numbers on one row, the voice design under them (fits 800 px wide)
             rows = QVBoxLayout(self)
@@ -86,25 +99,31 @@ class GenerationForm(QWidget):
         self.steps.valueChanged.connect(self.changed)
         self.style_text.textChanged.connect(self.changed)
         self.seed.valueChanged.connect(self.changed)
+        self.rate.valueChanged.connect(self.changed)
 
     def values(self) -> dict[str, Any]:
         seed = self.seed.value()
-        return {
+        values = {
             "cfg_value": round(self.cfg.value(), 2),
             "inference_timesteps": self.steps.value(),
             "style": self.style_text.text().strip(),
             "seed": None if seed == RANDOM_SEED else seed,
         }
+        if self.has_rate:
+            values["rate"] = self.rate.value_or_none()
+        return values
 
     def set_values(self, values: dict[str, Any]) -> None:
         merged = {**DEFAULTS, **values}
-        for widget in (self.cfg, self.steps, self.style_text, self.seed):
+        widgets = (self.cfg, self.steps, self.style_text, self.seed, self.rate)
+        for widget in widgets:
             widget.blockSignals(True)
         self.cfg.setValue(float(merged["cfg_value"]))
         self.steps.setValue(int(merged["inference_timesteps"]))
         self.style_text.setText(str(merged["style"]))
         self.seed.setValue(RANDOM_SEED if merged["seed"] is None else int(merged["seed"]))
-        for widget in (self.cfg, self.steps, self.style_text, self.seed):
+        self.rate.set_value_or_none(merged["rate"])
+        for widget in widgets:
             widget.blockSignals(False)
 
 
@@ -122,7 +141,7 @@ class SegmentSettingsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(self.tr("Segment settings"))
         self.custom = QCheckBox(self.tr("Use its own settings for this segment"))
-        self.form = GenerationForm()
+        self.form = GenerationForm(rate=True)
         self.form.set_values(own if own is not None else script_values)
         self.custom.setChecked(own is not None)
         self.form.setEnabled(own is not None)

@@ -23,8 +23,9 @@ from PySide6.QtWidgets import (
 
 from ui.views.failure_bar import FailureBar, fix_for
 from ui.views.generation_form import GenerationForm
+from ui.views.pacing import PauseForm, RateBox
 from ui.views.segment_table import SegmentTable
-from ui.views.tag_checker import TagHighlighter, cast_tags, unknown_tags
+from ui.views.tag_checker import TagHighlighter, bad_pauses, cast_tags, unknown_tags
 
 EDIT_SETTLE_MS = 300
 
@@ -69,6 +70,10 @@ class ScriptEditor(QWidget):
         self.tag_warning.linkActivated.connect(self._tag_link)
         self.tag_warning.hide()
         self.settings = GenerationForm(compact=True, seed=True)
+        self.rate_label = QLabel()
+        self.rate = RateBox()  # the script's speaking rate (a voice's or a line's own wins)
+        self.rate_label.setBuddy(self.rate)
+        self.pauses = PauseForm()
         self.table = SegmentTable()
         self.hint = QLabel()
         self.hint.setObjectName("hint")
@@ -85,7 +90,14 @@ class ScriptEditor(QWidget):
         box_layout = QVBoxLayout(self.settings_box)
         box_layout.setContentsMargins(6, 6, 6, 6)  # narrow margins: the window fits 800 px
         box_layout.addWidget(self.settings)
-        box_layout.addWidget(self.normalize)  # a script setting: here, not in the row above the text
+        pacing = QHBoxLayout()  # a script setting: here, not in the row above the text
+        pacing.addWidget(self.normalize)
+        pacing.addSpacing(12)
+        pacing.addWidget(self.rate_label)
+        pacing.addWidget(self.rate)
+        pacing.addStretch(1)
+        box_layout.addLayout(pacing)
+        box_layout.addWidget(self.pauses)
 
         upper = QWidget()
         text_col = QVBoxLayout(upper)
@@ -137,6 +149,8 @@ class ScriptEditor(QWidget):
         self.settings.changed.connect(self.settingsChanged)
         self.pronunciation.clicked.connect(self.pronunciationClicked)
         self.normalize.toggled.connect(lambda _on: self.settingsChanged.emit())
+        self.rate.valueChanged.connect(lambda _v: self.settingsChanged.emit())
+        self.pauses.changed.connect(self.settingsChanged)
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -152,12 +166,25 @@ class ScriptEditor(QWidget):
         self.editor.setPlaceholderText(
             self.tr(
                 "Type or paste your script here. Start a line with [Voice name] to have another voice "
-                "speak it, e.g.\n[Anna] Hello there!"
+                "speak it, e.g.\n[Anna] Hello there!\n"
+                "[pause 800ms] or [pause 1.5s] adds a pause, a blank line a paragraph pause, "
+                "and a line that starts with # (a heading) starts a chapter."
             )
         )
         self.hint.setText(
-            self.tr("Sentences become segments. Tag a line with [Voice] for dialogue; Ctrl+Enter speaks.")
+            self.tr(
+                "Sentences become segments. Tag a line with [Voice] for dialogue, [pause 1s] for a pause, "
+                "# for a chapter; Ctrl+Enter speaks."
+            )
         )
+        self.rate_label.setText(self.tr("Speaking rate:"))
+        self.rate.setToolTip(
+            self.tr(
+                "How fast the script is spoken, 0.5× to 2.0×, pitch unchanged. A voice's own rate "
+                "(voice panel) and a line's (Segment settings…) win over it."
+            )
+        )
+        self.pauses.retranslate()
         self.settings_box.setTitle(self.tr("Script settings"))
         self.segments_box.setTitle(self.tr("Segments"))
         self.table.retranslate()
@@ -209,10 +236,16 @@ class ScriptEditor(QWidget):
         unknown = self.unknown_tags()
         known_voices = {n.casefold() for n in self._voice_names}
         cast = [(c, v) for c, v in cast_tags(self.text(), self._cast) if v.casefold() in known_voices]
-        if not unknown and not cast:
+        broken = bad_pauses(self.text())
+        if not unknown and not cast and not broken:
             self.tag_warning.hide()
             return
-        lines = []
+        lines = [
+            '<span style="color:#c81e1e">'
+            + escape(self.tr("{0} is not a pause: write [pause 800ms] or [pause 1.5s].").format(tag))
+            + "</span>"
+            for tag in broken[:3]
+        ]
         change, remove = escape(self.tr("change")), escape(self.tr("remove"))
         for character, voice in cast[:5]:
             q = escape(character, quote=True)
@@ -265,6 +298,13 @@ class ScriptEditor(QWidget):
         self.normalize.blockSignals(True)
         self.normalize.setChecked(on)
         self.normalize.blockSignals(False)
+
+    def set_pacing(self, rate: float, gaps: dict[str, float]) -> None:
+        """The script's rate and pause lengths, without announcing a change."""
+        self.rate.blockSignals(True)
+        self.rate.setValue(rate)
+        self.rate.blockSignals(False)
+        self.pauses.set_values(gaps)
 
     def default_voice(self) -> str | None:
         return (self.voice.currentData() if self.voice.count() else "") or None

@@ -3,15 +3,18 @@
 The highlighter only colours; :func:`unknown_tags` lists the unknown names (in order of first use)
 for the hint under the editor, which offers the quick fixes. A tag the script's cast maps to a
 voice (``[Carol]`` spoken by Ben) is known; :func:`cast_tags` lists those for the same hint.
+Pause tags (``[pause 800ms]``) are shown in italics and ``# heading`` lines (a chapter) in bold;
+:func:`bad_pauses` lists what looks like a pause tag but is not one (it would be read out).
 """
 
 from __future__ import annotations
 
 from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 
-from app.text.segmenter import tag_span
+from app.text.segmenter import bad_pause_tags, is_heading, pause_spans, tag_span
 
 UNKNOWN_RED = QColor(200, 30, 30)
+PAUSE_BLUE = QColor(20, 100, 160)
 
 
 def cast_tags(text: str, cast: dict[str, str]) -> list[tuple[str, str]]:
@@ -26,13 +29,23 @@ def cast_tags(text: str, cast: dict[str, str]) -> list[tuple[str, str]]:
 
 
 def unknown_tags(text: str, known: set[str]) -> list[str]:
-    """Tag names in ``text`` that name no voice in ``known`` (casefolded names)."""
+    """Tag names in ``text`` that name no voice in ``known`` (casefolded names); a broken pause
+    tag is not one of them (:func:`bad_pauses`)."""
     seen: dict[str, str] = {}
     for line in text.splitlines():
         span = tag_span(line)
-        if span is not None and span[2].casefold() not in known:
+        if span is not None and span[2].casefold() not in known and not bad_pause_tags(line[: span[1]]):
             seen.setdefault(span[2].casefold(), span[2])
     return list(seen.values())
+
+
+def bad_pauses(text: str) -> list[str]:
+    """Broken pause tags in ``text`` (``[pause 5min]``), each once, in order of first use."""
+    seen: dict[str, None] = {}
+    for line in text.splitlines():
+        for tag in bad_pause_tags(line):
+            seen.setdefault(tag, None)
+    return list(seen)
 
 
 class TagHighlighter(QSyntaxHighlighter):
@@ -45,6 +58,11 @@ class TagHighlighter(QSyntaxHighlighter):
         self._unknown.setForeground(UNKNOWN_RED)
         self._known = QTextCharFormat()
         self._known.setFontWeight(600)
+        self._pause = QTextCharFormat()
+        self._pause.setFontItalic(True)
+        self._pause.setForeground(PAUSE_BLUE)
+        self._heading = QTextCharFormat()
+        self._heading.setFontWeight(700)
 
     def set_known(self, names: list[str]) -> None:
         known = {n.casefold() for n in names}
@@ -56,8 +74,15 @@ class TagHighlighter(QSyntaxHighlighter):
         return name.casefold() in self.known
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802 (Qt name)
+        if is_heading(text):
+            self.setFormat(0, len(text), self._heading)
+        for start, end in pause_spans(text):
+            self.setFormat(start, end - start, self._pause)
+        for tag in bad_pause_tags(text):
+            start = text.find(tag)
+            self.setFormat(start, len(tag), self._unknown)
         span = tag_span(text)
-        if span is None:
+        if span is None or bad_pause_tags(text[: span[1]]):
             return
         start, end, name = span
         fmt = self._known if self.is_known(name) else self._unknown

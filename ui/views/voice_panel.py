@@ -41,6 +41,7 @@ from ui.dialogs import Dialogs
 from ui.errors import report
 from ui.transcriber import Transcriber
 from ui.views.import_status import ImportStatus
+from ui.views.pacing import RateBox
 from ui.views.reference_guide import ReferenceGuide
 from ui.views.segment_table import format_seconds
 from ui.views.waveform import WaveformView
@@ -141,6 +142,9 @@ class VoicePanel(QWidget):
         self.name_label, self.transcript_label = QLabel(), QLabel()
         self.transcript_label.setWordWrap(True)
         form.addRow(self.name_label, self.name)
+        self.rate_label, self.rate = QLabel(), RateBox(self.tr("script's"))
+        self.rate.setKeyboardTracking(False)  # saved when a value is complete, not per keystroke
+        form.addRow(self.rate_label, self.rate)
         form.addRow(self.waveform)
         form.addRow(self.guide)
         form.addRow(self.wave_hint)
@@ -192,6 +196,7 @@ class VoicePanel(QWidget):
         undo.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)  # text fields keep their own
         undo.activated.connect(self.undo_edit)
         self.name.editingFinished.connect(self._rename)
+        self.rate.valueChanged.connect(self._set_rate)
         self.transcript.textChanged.connect(self._transcript_changed)
         self.waveform.selectionChanged.connect(lambda *_: self._update_info())
         self.recognize_button.clicked.connect(self.recognize_selected)
@@ -244,6 +249,11 @@ class VoicePanel(QWidget):
         self.undo_button.setText(self.tr("Undo"))
         self.undo_button.setToolTip(self.tr("Undo the last trim or loudness change (Ctrl+Z)"))
         self.name_label.setText(self.tr("Name:"))
+        self.rate_label.setText(self.tr("Speaking rate:"))
+        self.rate.setSpecialValueText(self.tr("script's"))
+        self.rate.setToolTip(
+            self.tr("How fast this voice speaks in scripts; “script's” follows the script's rate")
+        )
         self.transcript_label.setText(self.tr("Transcript (the exact words spoken, optional):"))
         self.transcript.setPlaceholderText(self.tr("e.g. Hello, this is my voice."))
         self.drop_hint.setText(self.tr("Tip: drop audio files here to import them."))
@@ -289,6 +299,9 @@ class VoicePanel(QWidget):
         voice = self.selected()
         self.detail_box.setEnabled(voice is not None)
         self.name.setText(voice.name if voice else "")
+        self.rate.blockSignals(True)
+        self.rate.set_value_or_none(voice.rate if voice else None)
+        self.rate.blockSignals(False)
         self.transcript.blockSignals(True)
         self.transcript.setPlainText(voice.transcript if voice else "")
         self.transcript.blockSignals(False)
@@ -508,6 +521,14 @@ class VoicePanel(QWidget):
         self.voiceRenamed.emit(voice.name, renamed.name)
         self.refresh(select_id=voice.id)
         self.voicesChanged.emit()
+
+    def _set_rate(self) -> None:
+        voice, rate = self.selected(), self.rate.value_or_none()
+        if voice is None or rate == voice.rate:
+            return
+        if self._run(lambda: self.library.set_rate(voice, rate), "saving") is not None:
+            self.refresh(select_id=voice.id)
+            self.voicesChanged.emit()  # the script's segments follow the voice's new rate
 
     def delete_selected(self) -> None:
         voice = self.selected()

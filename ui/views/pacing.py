@@ -1,0 +1,89 @@
+"""Pacing controls: a speaking-rate box (script, voice, line) and the script's pause lengths.
+
+A rate is 0.5×–2.0× (app/audio/stretch.py). Where the rate may also be left to someone else (a
+voice follows the script; a line follows its voice, then the script), the box has one more step
+below 0.5 that reads "inherit" and stands for None, as the seed box's "random" does.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QDoubleSpinBox, QHBoxLayout, QLabel, QSpinBox, QWidget
+
+from app.audio.stretch import MAX_RATE, MIN_RATE
+
+STEP = 0.05
+INHERIT = MIN_RATE - STEP  # the box's value that stands for None
+
+
+class RateBox(QDoubleSpinBox):
+    """Speaking rate, ``value_or_none()`` None when ``inherit`` text is shown."""
+
+    def __init__(self, inherit: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setDecimals(2)
+        self.setSingleStep(STEP)
+        self.setSuffix("×")
+        self.setRange(INHERIT if inherit else MIN_RATE, MAX_RATE)
+        if inherit:
+            self.setSpecialValueText(inherit)
+        self.setValue(INHERIT if inherit else 1.0)
+
+    def value_or_none(self) -> float | None:
+        value = round(self.value(), 2)
+        return None if self.specialValueText() and value < MIN_RATE else value
+
+    def set_value_or_none(self, value: float | None) -> None:
+        self.setValue(self.minimum() if value is None else float(value))
+
+
+class PauseForm(QWidget):
+    """The script's silences, in ms: between sentences, after a paragraph, before a chapter."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.caption = QLabel()
+        row.addWidget(self.caption)
+        self.boxes: dict[str, QSpinBox] = {}
+        self.labels: dict[str, QLabel] = {}
+        for name in ("gap_seconds", "paragraph_gap_seconds", "chapter_gap_seconds"):
+            box = QSpinBox()
+            box.setRange(0, 10_000)
+            box.setSingleStep(50)
+            box.setSuffix(" ms")
+            label = QLabel()
+            label.setBuddy(box)
+            row.addWidget(label)
+            row.addWidget(box)
+            row.addSpacing(6)
+            box.valueChanged.connect(self.changed)
+            self.boxes[name], self.labels[name] = box, label
+        row.addStretch(1)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.caption.setText(self.tr("Pauses:"))
+        self.labels["gap_seconds"].setText(self.tr("sentence"))
+        self.labels["paragraph_gap_seconds"].setText(self.tr("paragraph"))
+        self.labels["chapter_gap_seconds"].setText(self.tr("chapter"))
+        tips = {
+            "gap_seconds": self.tr("Silence between sentences and lines"),
+            "paragraph_gap_seconds": self.tr("Silence after a paragraph (a blank line in the script)"),
+            "chapter_gap_seconds": self.tr("Silence before a chapter (a line that starts with # )"),
+        }
+        for name, tip in tips.items():
+            self.boxes[name].setToolTip(tip)
+
+    def values(self) -> dict[str, float]:
+        """Seconds, keyed as ScriptSettings names them."""
+        return {name: box.value() / 1000 for name, box in self.boxes.items()}
+
+    def set_values(self, seconds: dict[str, float]) -> None:
+        for name, box in self.boxes.items():
+            box.blockSignals(True)
+            box.setValue(round(seconds[name] * 1000))
+            box.blockSignals(False)
