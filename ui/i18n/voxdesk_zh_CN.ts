@@ -866,8 +866,8 @@ Speak anyway? Choose No to trim the voice first.</source>
     <name>PauseForm</name>
     <message>
         <location filename="../views/pacing.py" line="1"/>
-        <source>Pauses:</source>
-        <translation>停顿：</translation>
+        <source>Pauses (ms):</source>
+        <translation>停顿（毫秒）：</translation>
     </message>
     <message>
         <location filename="../views/pacing.py" line="1"/>

@@ -46,27 +46,26 @@ class PauseForm(QWidget):
         super().__init__(parent)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(4)
         self.caption = QLabel()
         row.addWidget(self.caption)
         self.boxes: dict[str, QSpinBox] = {}
         self.labels: dict[str, QLabel] = {}
         for name in ("gap_seconds", "paragraph_gap_seconds", "chapter_gap_seconds"):
-            box = QSpinBox()
+            box = QSpinBox()  # (no " ms" suffix on each box: the row fits an 800 px window)
             box.setRange(0, 10_000)
             box.setSingleStep(50)
-            box.setSuffix(" ms")
             label = QLabel()
             label.setBuddy(box)
             row.addWidget(label)
             row.addWidget(box)
-            row.addSpacing(6)
             box.valueChanged.connect(self.changed)
             self.boxes[name], self.labels[name] = box, label
         row.addStretch(1)
         self.retranslate()
 
     def retranslate(self) -> None:
-        self.caption.setText(self.tr("Pauses:"))
+        self.caption.setText(self.tr("Pauses (ms):"))
         self.labels["gap_seconds"].setText(self.tr("sentence"))
         self.labels["paragraph_gap_seconds"].setText(self.tr("paragraph"))
         self.labels["chapter_gap_seconds"].setText(self.tr("chapter"))
