@@ -4,6 +4,7 @@ pause tags heard in playback; the tag checker's view of pause tags."""
 from __future__ import annotations
 
 import numpy as np
+import soundfile
 from PySide6.QtCore import Qt
 from ui_fixtures import (  # noqa: F401
     ScriptedDialogs,
@@ -81,3 +82,13 @@ def test_pauses_and_rate_are_heard_when_speaking(qtbot, home, ui_model, tmp_path
     np.testing.assert_array_equal(heard[: len(expected)], expected)
     start = len(segs[0].samples())
     assert not np.any(heard[start : start + round(0.7 * rate)])  # the tag's silence
+
+    out = tmp_path / "paced.wav"  # the export has the same silences (the sentence gap from the dialog)
+    qtbot.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    dialog = window.actions.dialog
+    dialog.path.setText(str(out))
+    dialog.gap.setValue(100)
+    dialog.accept()
+    exported, _ = soundfile.read(out, dtype="float32")
+    assert len(exported) == len(expected)
+    assert np.abs(exported - np.clip(expected, -1, 1)).max() < 1e-3

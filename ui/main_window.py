@@ -37,6 +37,7 @@ from ui.settings import Settings
 from ui.speak_session import Builder, SpeakSession
 from ui.stale_takes import describe_changes
 from ui.transcriber import Transcriber
+from ui.views.pacing import GAPS
 from ui.views.script_editor import ScriptEditor
 from ui.views.segment_table import SegmentRow
 from ui.views.transport import TransportBar
@@ -271,7 +272,7 @@ class MainWindow(QMainWindow):
             }
         )
         self.script.set_normalize(s.normalize)
-        self.script.set_pacing(s.rate, {name: getattr(s, name) for name in self.script.pauses.boxes})
+        self.script.set_pacing(s.rate, {name: getattr(s, name) for name in GAPS})
         self.script.set_cast(self.project.cast)
         self._voices_changed()
 

@@ -19,6 +19,7 @@ from app import project as projects
 from ui.errors import report
 from ui.script_files import ScriptFiles
 from ui.views.export_dialog import ExportDialog, ExportOptions
+from ui.views.pacing import GAPS
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
@@ -183,6 +184,7 @@ class WindowActions(QObject):
         self.w.settings.output_dir = options.path.parent
         self.w.settings.set_last_export(options.choices())
         self.w.project.with_settings(gap_seconds=gap)
+        self.w.script.pauses.set_values({name: getattr(self.w.project.settings, name) for name in GAPS})
         self.w.autosave()
         self.w.statusBar().showMessage(
             self.tr("Exported {0} file(s) to {1}").format(len(written), options.path.parent), 30_000

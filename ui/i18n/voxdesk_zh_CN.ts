@@ -288,8 +288,13 @@
     </message>
     <message>
         <location filename="../views/export_dialog.py" line="90"/>
-        <source>Silence between segments:</source>
-        <translation>片段间静音：</translation>
+        <source>Silence between sentences:</source>
+        <translation>句间静音：</translation>
+    </message>
+    <message>
+        <location filename="../views/export_dialog.py" line="106"/>
+        <source>[pause] tags, paragraph and chapter pauses keep the lengths the script gives them</source>
+        <translation>[pause] 标记、段落和章节停顿保持脚本设定的长度</translation>
     </message>
     <message>
         <location filename="../views/export_dialog.py" line="103"/>

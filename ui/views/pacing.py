@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QDoubleSpinBox, QHBoxLayout, QLabel, QSpinBox, QWi
 from app.audio.stretch import MAX_RATE, MIN_RATE
 
 STEP = 0.05
+GAPS = ("gap_seconds", "paragraph_gap_seconds", "chapter_gap_seconds")  # ScriptSettings' names
 INHERIT = MIN_RATE - STEP  # the box's value that stands for None
 
 
@@ -51,7 +52,7 @@ class PauseForm(QWidget):
         row.addWidget(self.caption)
         self.boxes: dict[str, QSpinBox] = {}
         self.labels: dict[str, QLabel] = {}
-        for name in ("gap_seconds", "paragraph_gap_seconds", "chapter_gap_seconds"):
+        for name in GAPS:
             box = QSpinBox()  # (no " ms" suffix on each box: the row fits an 800 px window)
             box.setRange(0, 10_000)
             box.setSingleStep(50)
