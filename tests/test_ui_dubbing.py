@@ -53,9 +53,10 @@ def test_import_dub_and_export(qtbot, home, ui_model, tmp_path):  # noqa: F811
     assert window.tabs.currentWidget() is view and window.tabs.count() == 2
     assert view.table.rowCount() == 4
     assert [view.table.item(r, TEXT).text() for r in range(4)] == [
-        "Hello there.", "This cue has one millisecond.", "", "Who speaks this?"
+        "Hello there.", "This cue has one millisecond.", "[Music]", "Who speaks this?"
     ]  # fmt: skip
-    assert view.table.item(3, VOICE).text() == "Nobody"
+    assert view.table.item(3, VOICE).text() == "Nobody" and view.table.item(2, VOICE).text() == ""
+    assert not view.table.isColumnHidden(CHECK)  # the back-check hears the cues
     view.takes_box.setValue(2)
     assert Settings().dub_takes == 2
 

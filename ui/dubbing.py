@@ -93,6 +93,7 @@ class Dubbing(QObject):
         view = self._ensure_view()
         view.set_cues(path.name, cues, self.w.script.default_voice() or self.tr("(model voice)"))
         view.set_busy(False, has_results=False)
+        view.show_check(self.w.backcheck.auto())
         self.w.tabs.setCurrentWidget(view)
 
     def _ensure_view(self) -> SubtitleView:
@@ -118,7 +119,7 @@ class Dubbing(QObject):
             message = (
                 self.tr("Dubbing needs a model on this computer: a speech server cannot dub yet.")
                 if self.w.settings.backend == "server"
-                else self.tr("The model is not loaded yet: wait for it, or choose one in Models.")
+                else self.tr("The model is not loaded yet. Wait for it to finish, or choose one in Models.")
             )
             self.w.dialogs.info(self.w, message)
             return
@@ -145,6 +146,7 @@ class Dubbing(QObject):
         self.sample_rate = self.w.model.info.sample_rate
         self.results, self.exported = [], False
         self.view.clear_results()
+        self.view.show_check(checker is not None)
         self.view.set_busy(True, has_results=False)
         self.view.set_progress(0, len(self.cues), None)
         args = (self._shared, list(self.cues), prompts, self.sample_rate, settings, checker, policy)

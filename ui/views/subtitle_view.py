@@ -130,8 +130,9 @@ class SubtitleView(QWidget):
                 NUMBER: str(cue.number),
                 START: clock(cue.start),
                 END: clock(cue.end),
-                VOICE: cue.voice or default_voice,
-                TEXT: cue.text,
+                VOICE: (cue.voice or default_voice) if cue.speakable else "",
+                # "[Music]": a bracketed note with nothing to say, shown as the file has it
+                TEXT: cue.text if cue.speakable or not cue.voice else f"[{cue.voice}] {cue.text}".strip(),
             }
             for column in range(8):
                 item = QTableWidgetItem(values.get(column, ""))
@@ -143,7 +144,7 @@ class SubtitleView(QWidget):
         self.progress.setValue(0)
 
     def set_result(self, row: int, r: CueResult) -> None:
-        spoken = f"{r.spoken:.2f} s" if r.spoken else ""
+        spoken = self.tr("{0} s").format(f"{r.spoken:.2f}") if r.spoken else ""
         fit, bad = self.fit_text(r)
         check = ""
         if r.score is not None:
@@ -202,7 +203,7 @@ class SubtitleView(QWidget):
             )
             if n
         ]
-        return text + (" (" + ", ".join(extra) + ")" if extra else "")
+        return self.tr("{0} ({1})").format(text, self.tr(", ").join(extra)) if extra else text
 
     def set_progress(self, done: int, total: int, eta: float | None) -> None:
         self.progress.setMaximum(max(1, total))
@@ -211,6 +212,10 @@ class SubtitleView(QWidget):
         if eta is not None and done < total:
             text = self.tr("{0} · about {1} left").format(text, format_eta(eta))
         self.status.setText(text)
+
+    def show_check(self, shown: bool) -> None:
+        """The Check column is there when the back-check hears the cues."""
+        self.table.setColumnHidden(CHECK, not shown)
 
     def set_busy(self, busy: bool, has_results: bool) -> None:
         self.dub_button.setEnabled(not busy)
