@@ -15,6 +15,7 @@ event, and reports :class:`DubProgress` with an ETA from the audio made per seco
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 import time
@@ -156,7 +157,9 @@ class _Run:
         self.prompt_for = prompt_for
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self.open: dict[int, _Open] = {}
-        self.live: dict[int, tuple[int, int]] = {}  # handle -> (cue index, take)
+        self.keys = itertools.count()
+        self.live: dict[int, tuple[int, int]] = {}  # our key -> (cue index, take)
+        self.handles: dict[int, int] = {}  # our key -> the backend's handle
         self.chunks: dict[int, list[np.ndarray]] = {}
         self.started = time.monotonic()
         self.made_s = 0.0  # seconds of audio generated, every take counted
@@ -207,27 +210,27 @@ class _Run:
         return self.results
 
     def _submit(self, index: int, take: int, request: SynthRequest) -> None:
-        # the handle is known only after submit returns: events are matched through a box
-        box: list[int] = []
-        handle = self.backend.submit(request, lambda ev: self.inbox.put(("event", box[0], ev)))
-        box.append(handle)
-        self.live[handle] = (index, take)
-        self.chunks[handle] = []
+        # events may arrive before submit returns the backend's handle: they carry a key of ours
+        key = next(self.keys)
+        self.live[key] = (index, take)
+        self.chunks[key] = []
+        self.handles[key] = self.backend.submit(request, lambda ev: self.inbox.put(("event", key, ev)))
 
-    def _event(self, handle: int, ev: Any) -> None:
-        where = self.live.get(handle)
+    def _event(self, key: int, ev: Any) -> None:
+        where = self.live.get(key)
         if where is None:
             return
         index, take = where
         if isinstance(ev, AudioChunk):
-            self.chunks[handle].append(ev.samples)
+            self.chunks[key].append(ev.samples)
             self.made_s += len(ev.samples) / self.rate
             return
         if isinstance(ev, RequestRetried):  # the engine's own bad-case retry: a new draw
-            self.chunks[handle] = []
+            self.chunks[key] = []
             return
-        del self.live[handle]
-        parts = self.chunks.pop(handle)
+        del self.live[key]
+        self.handles.pop(key, None)
+        parts = self.chunks.pop(key)
         state = self.open[index]
         if isinstance(ev, RequestFailed):
             if not state.kept:
@@ -241,12 +244,11 @@ class _Run:
         audio = np.concatenate(parts).astype(np.float32) if parts else np.zeros(0, np.float32)
         if take == 1:
             state.first_seed = ev.seed
-        if self.checker is not None and not self.checker.error:
-            state.kept.append((audio, ev.seed, len(audio) / self.rate, None, False))
-            self.checker.submit((index, take), audio, self.rate, state.request.text)
-            return
         state.kept.append((audio, ev.seed, len(audio) / self.rate, None, False))
-        self._judge(index, take)
+        if self.checker is not None and not self.checker.error:
+            self.checker.submit((index, take), audio, self.rate, state.request.text)  # judged when heard
+        else:
+            self._judge(index, take)
 
     def _heard(self, check: Any) -> None:
         index, take = check.key
@@ -292,10 +294,14 @@ class _Run:
         self._report()
 
     def _stop(self) -> None:
-        for handle in list(self.live):
-            self.backend.cancel(handle)
+        """Cancel what is being made; a cue with a take already made keeps its best one."""
+        for key in list(self.live):
+            self.backend.cancel(self.handles[key])
         self.live.clear()
         for index, state in list(self.open.items()):
+            if state.kept:
+                self._keep_best(index)
+                continue
             state.result.status = "cancelled"
             self.open.pop(index)
             if self.on_result is not None:

@@ -79,7 +79,8 @@ def summary(results: Sequence[CueResult]) -> str:
     over = overruns(results)
     text = f"{len(spoken) - len(over)} of {len(spoken)} cues fit"
     if over:
-        text += f"; {len(over)} overrun: " + ", ".join(f"#{r.cue.number} by {amount(r.overrun)}" for r in over)
+        items = ", ".join(f"#{r.cue.number} by {amount(r.overrun)}" for r in over)
+        text += f"; {len(over)} overrun: {items}"
     extra = [
         f"{n} {what}"
         for what in ("silent", "failed", "cancelled")
