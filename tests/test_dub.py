@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 import srt
+from server_fixtures import api_model, live  # noqa: F401
 
 from app.cli import main
 from app.engine import Engine, EngineConfig
@@ -279,16 +280,21 @@ def test_the_back_check_hears_each_cue(host, tiny_asr):
 
 
 # ---- the command line --------------------------------------------------------------------------
-def test_voxdesk_dub_end_to_end(tiny_v2, tmp_path, capsys):
-    subs = tmp_path / "film.srt"
+def _three_cues(path):
+    """Cue 2 overruns by 2 ms even at 1.25x; 1 and 3 fit as they are."""
     blocks = [
         (1, "00:00:00,500", "00:00:00,550"),
         (2, "00:00:01,000", "00:00:01,006"),
         (3, "00:00:02,000", "00:00:02,040"),
     ]
-    subs.write_text(
+    path.write_text(
         "\n".join(f"{n}\n{a} --> {b}\nLine {n} is spoken.\n" for n, a, b in blocks), encoding="utf-8"
     )
+    return path
+
+
+def test_voxdesk_dub_end_to_end(tiny_v2, tmp_path, capsys):
+    subs = _three_cues(tmp_path / "film.srt")
     out = tmp_path / "dub"
     args = ["dub", str(subs), "--model", str(tiny_v2), "--out", str(out), "--seed", "3", "--device", "cpu"]
     args += ["--voices", str(tmp_path / "voices"), "--duration", "3.5"]
@@ -317,10 +323,21 @@ def test_voxdesk_dub_end_to_end(tiny_v2, tmp_path, capsys):
     assert main(args + PATCHES + ["--overwrite"]) == 0
 
 
+def test_voxdesk_dub_through_a_speech_server(live, tmp_path, capsys):  # noqa: F811
+    subs = _three_cues(tmp_path / "film.srt")
+    out = tmp_path / "dub"
+    args = ["dub", str(subs), "--server", live.url, "--out", str(out), "--seed", "3", *PATCHES]
+    assert main(args + ["--voices", str(tmp_path / "voices")]) == 0
+    assert "2 of 3 cues fit; 1 overrun: #2 by 2 ms" in capsys.readouterr().out
+    assert sf.info(out / "track.wav").frames == round(2.04 * 48000)
+    live.wait_idle()
+
+
 @pytest.mark.parametrize(
     "extra, content, pattern",
     [
         ([], "1\n00:00:01,000 --> 00:00:00,500\nx\n", "cue 1 has no length"),
+        (["--server", "http://127.0.0.1:9"], None, "Give --model DIR"),
         (["--voice", "Nobody"], None, "no voice named 'Nobody'"),
         ([], "1\n00:00:01,000 --> 00:00:02,000\n[Nobody] hi\n", "no voice named 'Nobody'"),
         (["--max-rate-change", "0.9"], None, "rate change must be between 0 and 0.5"),

@@ -4,8 +4,9 @@ the script; Dub speaks every cue inside its slot (app/longform/dub.py) through t
 The GUI thread never waits: the file is read, the dub run and the files written on threads of
 their own, and their results come back through queued signals. The dub drives the engine's
 Qt-free host (the one the Local API serves through), so its cues are batched with whatever else
-the engine is making. A finished dub that was not exported is not dropped unasked: importing
-other subtitles or closing the window asks first.
+the engine is making; with a speech server chosen in Settings, it drives the server's backend.
+A finished dub that was not exported is not dropped unasked: importing other subtitles or closing
+the window asks first.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class Dubbing(QObject):
         self.cues: list[Cue] = []
         self.results: list[CueResult] = []
         self.exported = True  # nothing made since the last export (or import)
-        self._shared: Any = None  # app.engine.host.EngineHost of the loaded local engine
+        self._backend: Any = None  # the loaded engine's shared host, or the speech server's backend
         self._cancel: threading.Event | None = None
         self.sample_rate = 0  # of the dub's audio (the model's when it was made)
         self._loaded.connect(self._show)
@@ -49,10 +50,10 @@ class Dubbing(QObject):
         self._decided.connect(self._on_decided)
         self._done.connect(self._on_done)
         self._written.connect(self._on_written)
-        window.client.host.sharedChanged.connect(self._attach)
+        window.client.host.backendChanged.connect(self._attach)
 
-    def _attach(self, shared: Any, _info: Any) -> None:
-        self._shared = shared
+    def _attach(self, backend: Any) -> None:
+        self._backend = backend
 
     def busy(self) -> bool:
         return self._cancel is not None
@@ -115,12 +116,8 @@ class Dubbing(QObject):
     def dub(self) -> None:
         if self.busy() or self.view is None or not self.cues:
             return
-        if self._shared is None or not self.w.model.ready:
-            message = (
-                self.tr("Dubbing needs a model on this computer: a speech server cannot dub yet.")
-                if self.w.settings.backend == "server"
-                else self.tr("The model is not loaded yet. Wait for it to finish, or choose one in Models.")
-            )
+        if self._backend is None or not self.w.model.ready:
+            message = self.tr("The model is not loaded yet. Wait for it to finish, or choose one in Models.")
             self.w.dialogs.info(self.w, message)
             return
         if not self.settle():
@@ -149,7 +146,7 @@ class Dubbing(QObject):
         self.view.show_check(checker is not None)
         self.view.set_busy(True, has_results=False)
         self.view.set_progress(0, len(self.cues), None)
-        args = (self._shared, list(self.cues), prompts, self.sample_rate, settings, checker, policy)
+        args = (self._backend, list(self.cues), prompts, self.sample_rate, settings, checker, policy)
         threading.Thread(target=self._run, args=args, name="voxdesk-dub", daemon=True).start()
 
     def _prompts(self) -> dict[str | None, Any]:
@@ -171,7 +168,7 @@ class Dubbing(QObject):
                 prompts[tag] = VoxDeskError(report(exc, "preparing a voice"))
         return prompts
 
-    def _run(self, shared, cues, prompts, rate, settings, checker, policy) -> None:
+    def _run(self, backend, cues, prompts, rate, settings, checker, policy) -> None:
         from app.longform.dub import dub
 
         def prompt_for(voice: str | None) -> Any:
@@ -181,7 +178,7 @@ class Dubbing(QObject):
             return found
 
         try:
-            results: Any = dub(shared, cues, prompt_for, rate, settings, checker=checker, policy=policy,
+            results: Any = dub(backend, cues, prompt_for, rate, settings, checker=checker, policy=policy,
                                cancel=self._cancel, progress=self._progress.emit,
                                on_result=self._decided.emit)  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - shown by the GUI thread

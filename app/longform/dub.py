@@ -242,8 +242,10 @@ class _Run:
         assert isinstance(ev, RequestFinished)
         self.takes_made += 1
         audio = np.concatenate(parts).astype(np.float32) if parts else np.zeros(0, np.float32)
-        if take == 1:
-            state.first_seed = ev.seed
+        if take == 1:  # a server that does not say its seed (-1): the redraws get seeds of their own
+            state.first_seed = (
+                ev.seed if ev.seed >= 0 else int(np.random.default_rng().integers(0, 2**31 - 1))
+            )
         state.kept.append((audio, ev.seed, len(audio) / self.rate, None, False))
         if self.checker is not None and not self.checker.error:
             self.checker.submit((index, take), audio, self.rate, state.request.text)  # judged when heard
@@ -265,7 +267,7 @@ class _Run:
         _audio, _seed, seconds, _score, flagged = state.kept[take - 1]
         good = seconds <= state.result.cue.slot + TOLERANCE_S and not flagged
         if not good and take < self.settings.takes and not self.cancel.is_set():
-            seed = take_seed(state.first_seed if state.first_seed is not None else 0, take + 1)
+            seed = take_seed(state.first_seed or 0, take + 1)
             self._submit(index, take + 1, replace(state.request, seed=seed))
             return
         self._keep_best(index)

@@ -1,4 +1,5 @@
-"""``voxdesk dub SUBS.srt|SUBS.vtt --model DIR --out DIR``: subtitles spoken to their timing.
+"""``voxdesk dub SUBS.srt|SUBS.vtt (--model DIR | --server URL) --out DIR``: subtitles spoken to their
+timing, by the local engine or a speech server (app/backends).
 
 Writes into ``--out``: ``track.wav`` (the video's length, silence between cues), ``cues/``
 (one file per cue), ``spoken.srt`` (the cues as spoken), ``report.json`` and ``report.txt``
@@ -68,34 +69,53 @@ def _settings(args: argparse.Namespace) -> DubSettings:
 
 
 def cmd_dub(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from app.engine import Engine
-    from app.engine.host import EngineHost
-    from app.longform.dub import dub
-    from app.longform.dub_files import existing, export_dub, overruns, summary, track_seconds
     from app.longform.subtitles import load_subtitles
-    from app.models.voxcpm.config import load_config
-    from app.synth_cli import _make_folder
-    from app.voices.lookup import library_prompt
 
     cues = load_subtitles(args.subtitles)
     settings = _settings(args)
+    if bool(args.model) == bool(args.server):
+        raise VoxDeskError("Give --model DIR (a model on this computer) or --server URL (a speech server).")
+    remote = None
+    if args.server:
+        from app.backends.remote import RemoteBackend
+
+        remote = RemoteBackend(args.server, args.api_key, timeout=args.timeout)
+    try:
+        return _dub(args, cues, settings, remote)
+    finally:
+        if remote is not None:
+            remote.close()
+
+
+def _dub(args: argparse.Namespace, cues: list, settings: DubSettings, remote) -> int:
+    from pathlib import Path
+
+    from app.longform.dub import dub
+    from app.longform.dub_files import existing, export_dub, overruns, summary, track_seconds
+    from app.synth_cli import _make_folder
+    from app.voices.lookup import library_prompt
+
     if args.duration is not None:
         track_seconds(cues, args.duration)  # a too-short --duration fails now
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise VoxDeskError(f"--out must be a folder; {out} is a file.")
-    cfg = load_config(args.model)
-    rate_in = int(cfg.audio_vae.get("sample_rate", 16000))
-    prompts: dict[str | None, object] = {}
+    if remote is not None:
+        served = remote.connect()
+        architecture, rate_in = served.architecture, served.encoder_rate
+    else:
+        from app.models.voxcpm.config import load_config
+
+        cfg = load_config(args.model)
+        architecture, rate_in = cfg.architecture, int(cfg.audio_vae.get("sample_rate", 16000))
+    prompts: dict[str, object] = {}
 
     def prompt_for(name: str | None):
         name = name or args.voice
         if name is None:
             return None
         if name.casefold() not in prompts:
-            prompts[name.casefold()] = library_prompt(name, args.voices, rate_in, cfg.architecture)
+            prompts[name.casefold()] = library_prompt(name, args.voices, rate_in, architecture)
         return prompts[name.casefold()]
 
     for name in {None, *(c.voice for c in cues if c.speakable)}:
@@ -115,22 +135,31 @@ def cmd_dub(args: argparse.Namespace) -> int:
 
         policy = check_policy(args)
         checker = CheckWorker(load_recognizer(args.asr_model))
-    engine = Engine(engine_config(args, max_num_seqs=min(max(len(cues), 1), 64)))
-    host = EngineHost(engine).start()
+    host = None
+    if remote is not None:
+        backend, rate = remote, remote.model.sample_rate
+    else:
+        from app.engine import Engine
+        from app.engine.host import EngineHost
+
+        engine = Engine(engine_config(args, max_num_seqs=min(max(len(cues), 1), 64)))
+        backend = host = EngineHost(engine).start()
+        rate = engine.sample_rate
     bar = CueBar(sys.stderr)
     cancel = threading.Event()
     try:
-        results = dub(host, cues, prompt_for, engine.sample_rate, settings, checker=checker,
-                      policy=policy, cancel=cancel, progress=bar)  # fmt: skip
+        results = dub(backend, cues, prompt_for, rate, settings, checker=checker, policy=policy,
+                      cancel=cancel, progress=bar)  # fmt: skip
     except KeyboardInterrupt:
         cancel.set()
         raise
     finally:
         bar.end()
-        host.close()
+        if host is not None:
+            host.close()
         if checker is not None:
             checker.close()
-    files = export_dub(out, results, engine.sample_rate, args.duration, overwrite=True)
+    files = export_dub(out, results, rate, args.duration, overwrite=True)
     if checker is not None and checker.error:
         print(f"voxdesk: {checker.error}", file=sys.stderr)
     for r in results:
@@ -147,7 +176,12 @@ def cmd_dub(args: argparse.Namespace) -> int:
 def add_dub(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("dub", help="speak SRT/WebVTT subtitles inside their time slots (a dub track)")
     p.add_argument("subtitles", metavar="SUBS", help="an .srt or .vtt file")
-    p.add_argument("--model", required=True, help="model folder (config.json, weights, tokenizer)")
+    p.add_argument("--model", help="model folder (config.json, weights, tokenizer)")
+    p.add_argument("--server", help="speak through this OpenAI-compatible speech server instead")
+    p.add_argument("--api-key", help="the server's API key (with --server)")
+    p.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds to wait for the server (default 120)"
+    )
     p.add_argument(
         "--voice", metavar="NAME", help="voice of cues without a [Voice] tag (default: the model's)"
     )

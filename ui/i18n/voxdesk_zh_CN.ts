@@ -2089,11 +2089,6 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
     </message>
     <message>
         <location filename="../dubbing.py"/>
-        <source>Dubbing needs a model on this computer: a speech server cannot dub yet.</source>
-        <translation>配音需要本机上的模型：语音服务器暂时还不能配音。</translation>
-    </message>
-    <message>
-        <location filename="../dubbing.py"/>
         <source>The model is not loaded yet. Wait for it to finish, or choose one in Models.</source>
         <translation>模型尚未加载。请等待加载完成，或在“模型”中选择一个。</translation>
     </message>
