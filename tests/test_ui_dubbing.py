@@ -137,3 +137,25 @@ def test_a_bad_subtitle_file_is_one_message(qtbot, home, ui_model, tmp_path):  #
     qtbot.waitUntil(lambda: bool(dialogs.errors), timeout=10_000)
     assert "cue 1 has no length" in dialogs.errors[0] and "\n" not in dialogs.errors[0]
     assert window.dubbing.view is None and window.tabs.count() == 1
+
+
+def test_dub_through_a_speech_server(qtbot, home, ui_model, tmp_path):  # noqa: F811
+    from server_fixtures import start_live
+
+    served = start_live(ui_model, tmp_path / "server-voices")
+    try:
+        settings = Settings()
+        settings.backend, settings.server_url = "server", served.url
+        dialogs = ScriptedDialogs()
+        window = open_window(qtbot, ui_model, dialogs)
+        subs = tmp_path / "film.srt"
+        subs.write_text(SUBS, encoding="utf-8")
+        view = _imported(qtbot, window, dialogs, subs)
+        view.takes_box.setValue(1)
+        qtbot.mouseClick(view.dub_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: not window.dubbing.busy(), timeout=60_000)
+        assert [r.status for r in window.dubbing.results] == ["fit", "overrun", "silent", "failed"]
+        assert served.health()["requests_total"] == 2  # cues 1 and 2 were made by the server
+    finally:
+        served.server.stop()
+        served.host.close()
