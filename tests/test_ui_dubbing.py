@@ -51,11 +51,11 @@ def test_import_dub_and_export(qtbot, home, ui_model, tmp_path):  # noqa: F811
     assert window.tabs.tabBar().isHidden()  # the script alone: no tab bar
     view = _imported(qtbot, window, dialogs, subs)
     assert window.tabs.currentWidget() is view and window.tabs.count() == 2
-    assert view.table.rowCount() == 4
-    assert [view.table.item(r, TEXT).text() for r in range(4)] == [
+    assert view.model.rowCount() == 4
+    assert [view.cell(r, TEXT) for r in range(4)] == [
         "Hello there.", "This cue has one millisecond.", "[Music]", "Who speaks this?"
     ]  # fmt: skip
-    assert view.table.item(3, VOICE).text() == "Nobody" and view.table.item(2, VOICE).text() == ""
+    assert view.cell(3, VOICE) == "Nobody" and view.cell(2, VOICE) == ""
     assert not view.table.isColumnHidden(CHECK)  # the back-check hears the cues
     view.takes_box.setValue(2)
     assert Settings().dub_takes == 2
@@ -65,12 +65,12 @@ def test_import_dub_and_export(qtbot, home, ui_model, tmp_path):  # noqa: F811
     qtbot.waitUntil(lambda: not window.dubbing.busy(), timeout=60_000)
     results = window.dubbing.results
     assert [r.status for r in results] == ["fit", "overrun", "silent", "failed"]
-    assert view.table.item(0, FIT).text() == "fits" and view.table.item(0, SPOKEN).text().endswith(" s")
-    assert view.table.item(1, FIT).text().startswith("overruns by ") and results[1].rate == 1.25
+    assert view.cell(0, FIT) == "fits" and view.cell(0, SPOKEN).endswith(" s")
+    assert view.cell(1, FIT).startswith("overruns by ") and results[1].rate == 1.25
     assert len(results[1].takes) == 2  # drawn again once, then sped up as far as allowed
-    assert view.table.item(2, FIT).text() == "nothing to say"
-    assert view.table.item(3, FIT).text() == "failed" and "Nobody" in view.table.item(3, FIT).toolTip()
-    assert view.table.item(0, CHECK).text() == "WER 100%"  # the tiny model's noise is heard as nothing
+    assert view.cell(2, FIT) == "nothing to say"
+    assert view.cell(3, FIT) == "failed" and "Nobody" in view.cell(3, FIT, Qt.ItemDataRole.ToolTipRole)
+    assert view.cell(0, CHECK) == "WER 100%"  # the tiny model's noise is heard as nothing
     summary = view.summary.text()
     assert (
         summary.startswith("1 of 2 cues fit; 1 overrun: #2 by ")

@@ -6,9 +6,9 @@ A passive widget: it shows what :class:`ui.dubbing.Dubbing` gives it and emits i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -18,18 +18,15 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QStyle,
-    QTableWidget,
-    QTableWidgetItem,
+    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from app.longform.dub import CueResult
-from app.longform.subtitles import Cue, clock
-from ui.views.segment_table import FAILED_RED
+from app.longform.subtitles import Cue
+from ui.views.cue_table import CHECK, END, FIT, NUMBER, SPOKEN, START, TEXT, VOICE, CueTableModel, ResultCells
 from ui.views.transport import format_eta
-
-NUMBER, START, END, VOICE, TEXT, SPOKEN, FIT, CHECK = range(8)
 
 
 class SubtitleView(QWidget):
@@ -60,8 +57,7 @@ class SubtitleView(QWidget):
             box.valueChanged.connect(
                 lambda _v: self.settingsChanged.emit(self.rate_box.value(), self.takes_box.value())
             )
-        self.table = QTableWidget(0, 8)
-        self.table.setHorizontalHeaderLabels(
+        self.model = CueTableModel(
             [
                 self.tr("#"),
                 self.tr("Start"),
@@ -73,11 +69,15 @@ class SubtitleView(QWidget):
                 self.tr("Check"),
             ]
         )
+        self.table = QTableView()
+        self.table.setModel(self.model)
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setWordWrap(False)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header = self.table.horizontalHeader()
+        header.setResizeContentsPrecision(200)  # widths from the first rows: a long file opens at once
         for column in (NUMBER, START, END, VOICE, SPOKEN, FIT, CHECK):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(TEXT, QHeaderView.ResizeMode.Stretch)
@@ -124,45 +124,33 @@ class SubtitleView(QWidget):
     # --- what it shows ----------------------------------------------------------------------
     def set_cues(self, name: str, cues: Sequence[Cue], default_voice: str) -> None:
         self.file_label.setText(self.tr("{0} · {1} cues").format(name, len(cues)))
-        self.table.setRowCount(len(cues))
-        for row, cue in enumerate(cues):
-            values = {
-                NUMBER: str(cue.number),
-                START: clock(cue.start),
-                END: clock(cue.end),
-                VOICE: (cue.voice or default_voice) if cue.speakable else "",
-                # "[Music]": a bracketed note with nothing to say, shown as the file has it
-                TEXT: cue.text if cue.speakable or not cue.voice else f"[{cue.voice}] {cue.text}".strip(),
-            }
-            for column in range(8):
-                item = QTableWidgetItem(values.get(column, ""))
-                if column in (NUMBER, SPOKEN):
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                self.table.setItem(row, column, item)
+        self.model.set_cues(cues, default_voice)
         self.summary.setText(self.tr("Press Dub to speak every cue inside its time slot."))
         self.status.setText("")
         self.progress.setValue(0)
 
     def set_result(self, row: int, r: CueResult) -> None:
-        spoken = self.tr("{0} s").format(f"{r.spoken:.2f}") if r.spoken else ""
         fit, bad = self.fit_text(r)
-        check = ""
-        if r.score is not None:
-            check = r.score.label()
-        self.table.item(row, SPOKEN).setText(spoken)
-        for column, text, red in ((FIT, fit, bad), (CHECK, check, r.flagged)):
-            item = self.table.item(row, column)
-            item.setText(text)
-            item.setForeground(QBrush(FAILED_RED) if red else self.palette().text())
-        self.table.item(row, FIT).setToolTip(r.message)
-        self.table.item(row, CHECK).setToolTip(
-            self.tr("Heard: {0}").format(r.score.heard) if r.score is not None else ""
+        score = r.score
+        self.model.set_result(
+            row,
+            ResultCells(
+                spoken=self.tr("{0} s").format(f"{r.spoken:.2f}") if r.spoken else "",
+                fit=fit,
+                fit_bad=bad,
+                fit_tip=r.message,
+                check=score.label() if score is not None else "",
+                check_bad=r.flagged,
+                check_tip=self.tr("Heard: {0}").format(score.heard) if score is not None else "",
+            ),
         )
 
     def clear_results(self) -> None:
-        for row in range(self.table.rowCount()):
-            for column in (SPOKEN, FIT, CHECK):
-                self.table.item(row, column).setText("")
+        self.model.clear_results()
+
+    def cell(self, row: int, column: int, role: Qt.ItemDataRole = Qt.ItemDataRole.DisplayRole) -> Any:
+        """What the table shows at (row, column)."""
+        return self.model.data(self.model.index(row, column), role)
 
     def fit_text(self, r: CueResult) -> tuple[str, bool]:
         """The Fit cell and whether it is a problem."""
