@@ -11,11 +11,22 @@ import json
 import soundfile
 from PySide6.QtCore import Qt
 from tiny_asr import write_tiny_sensevoice
-from ui_fixtures import ScriptedDialogs, home, open_window, ui_model  # noqa: F401
+from ui_fixtures import GuiThreadWatcher, ScriptedDialogs, home, open_window, ui_model  # noqa: F401
 
 from app.asr import catalog
 from ui.settings import Settings
 from ui.views.subtitle_view import CHECK, FIT, SPOKEN, TEXT, VOICE
+
+# the dub's own work, which belongs on its threads: reading the file, the takes, fitting, writing
+DUB_WORK = GuiThreadWatcher.HEAVY + (
+    "/app/longform/subtitles.py:load_subtitles",
+    "/app/longform/dub.py:run",
+    "/app/longform/dub.py:_event",
+    "/app/longform/dub.py:_keep_best",
+    "/app/longform/dub.py:fit",
+    "/app/audio/stretch.py:change_rate",
+    "/app/longform/dub_files.py:export_dub",
+)
 
 SUBS = (
     "1\n00:00:00,500 --> 00:00:05,000\n<i>Hello there.</i>\n\n"
@@ -49,6 +60,7 @@ def test_import_dub_and_export(qtbot, home, ui_model, tmp_path):  # noqa: F811
     subs = tmp_path / "film.srt"
     subs.write_text(SUBS, encoding="utf-8")
     assert window.tabs.tabBar().isHidden()  # the script alone: no tab bar
+    watcher = GuiThreadWatcher(heavy=DUB_WORK)
     view = _imported(qtbot, window, dialogs, subs)
     assert window.tabs.currentWidget() is view and window.tabs.count() == 2
     assert view.model.rowCount() == 4
@@ -92,6 +104,7 @@ def test_import_dub_and_export(qtbot, home, ui_model, tmp_path):  # noqa: F811
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert [o["number"] for o in report["overruns"]] == [2]
     assert report["cues"][0]["check"]["flagged"] is True
+    assert watcher.stop() == []  # the GUI thread read, dubbed and wrote nothing itself
 
     dialogs.folders.append(out)
     dialogs.answers.append(False)  # the folder holds a dub already: keep it
