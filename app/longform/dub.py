@@ -120,7 +120,6 @@ class _Open:
     request: SynthRequest
     first_seed: int | None = None
     kept: list[tuple[np.ndarray, int, float, Score | None, bool]] = field(default_factory=list)
-    seconds_in_flight: float = 0.0
 
 
 def dub(
