@@ -7,6 +7,7 @@
     voxdesk write-checkpoint --preset tiny-v2 --out DIR
     voxdesk transcribe FILE [--language auto|zh|en|ja|ko|yue] [--model DIR]
     voxdesk models list | download NAME [--source S] [--accept-license]
+    voxdesk dub SUBS.srt|SUBS.vtt --model DIR [--voice NAME] [--max-rate-change 0.25] --out DIR
 
 Every failure prints one line to stderr and exits non-zero. Subcommands register themselves
 through ``SUBCOMMANDS``: append ``add_parser(subparsers)`` functions to add more (``bench``).
@@ -122,6 +123,12 @@ def add_transcribe(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_transcribe)
 
 
+def add_dub(sub: argparse._SubParsersAction) -> None:
+    from app.longform.dub_cli import add_dub as add
+
+    add(sub)
+
+
 def add_models(sub: argparse._SubParsersAction) -> None:
     from app.models_cli import add_parser
 
@@ -136,6 +143,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_serve,
     add_transcribe,
     add_models,
+    add_dub,
 ]
 
 

@@ -75,6 +75,9 @@ class ScriptedDialogs(Dialogs):
     def open_project(self, parent):
         return self.files.pop(0) if self.files else None
 
+    def open_subtitles(self, parent):
+        return self.files.pop(0) if self.files else None
+
     def save_path(self, parent, title, suggested, file_filter):
         return self.files.pop(0) if self.files else None
 

@@ -95,6 +95,15 @@ class Dialogs:
         )
         return self._used("script", Path(name) if name else None)
 
+    def open_subtitles(self, parent: QWidget | None) -> Path | None:
+        name, _ = QFileDialog.getOpenFileName(
+            parent,
+            QCoreApplication.translate("Dialogs", "Import subtitles"),
+            str(self.start_folder("subtitles")),
+            QCoreApplication.translate("Dialogs", "Subtitles (*.srt *.vtt)"),
+        )
+        return self._used("subtitles", Path(name) if name else None)
+
     def save_path(self, parent: QWidget | None, title: str, suggested: Path, file_filter: str) -> Path | None:
         name, _ = QFileDialog.getSaveFileName(
             parent, title, str(suggested), file_filter, options=QFileDialog.Option.DontConfirmOverwrite

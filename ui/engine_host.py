@@ -126,6 +126,9 @@ class EngineHost(QObject):
     # the Qt-free host over the loaded engine (the Local API serves through it) and its model,
     # or (None, None) when no local engine is loaded
     sharedChanged = Signal(object, object)
+    # what makes speech now, as an app.backends.SpeechBackend: the shared host over the local
+    # engine, or the remote server's backend; None while neither is loaded (subtitle dubbing)
+    backendChanged = Signal(object)
     _wake = Signal()
     activity = Signal(str)  # "encoding" (a voice's latents) | "generating"
 
@@ -179,6 +182,7 @@ class EngineHost(QObject):
         self._shared = SharedHost(engine, wake=self._wake.emit)
         self.loaded.emit(info)
         self.sharedChanged.emit(self._shared, info)
+        self.backendChanged.emit(self._shared)
         self.stateChanged.emit("ready")
 
     @Slot(str, str)
@@ -201,6 +205,7 @@ class EngineHost(QObject):
         info = ModelInfo(m.name, f"remote-{host}-{m.name}", m.architecture, m.sample_rate, m.encoder_rate,
                          f"Server: {host}")  # fmt: skip
         self.loaded.emit(info)
+        self.backendChanged.emit(remote)
         self.stateChanged.emit("ready")
 
     @Slot()
@@ -318,6 +323,8 @@ class EngineHost(QObject):
     def _stop_engine(self) -> None:
         if self._timer is not None:
             self._timer.stop()
+        if self._remote is not None or self._shared is not None:
+            self.backendChanged.emit(None)
         if self._remote is not None:
             self._remote.close()
             self._remote = None

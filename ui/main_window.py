@@ -16,7 +16,16 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QDateTime, QLocale, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import QFrame, QLabel, QMainWindow, QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QLabel,
+    QMainWindow,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app import project as projects
 from app import quarantine
@@ -26,6 +35,7 @@ from app.voices.library import VoiceLibrary
 from ui import gc_guard, wheel_guard
 from ui.backcheck import BackCheck
 from ui.dialogs import Dialogs
+from ui.dubbing import Dubbing
 from ui.engine_host import EngineClient, ModelInfo
 from ui.errors import report
 from ui.local_api import LocalApi
@@ -97,6 +107,8 @@ class MainWindow(QMainWindow):
         self.voices = VoicePanel(self.library, self.dialogs, transcriber=self.transcriber)
         self.backcheck = BackCheck(self)
         self.script = ScriptEditor()
+        self.tabs = QTabWidget()  # the script, and the subtitle view once subtitles are imported
+        self.dubbing = Dubbing(self)
         self.transport = TransportBar()
         self.actions = WindowActions(self)
         self._autosave_timer = QTimer(self)
@@ -129,7 +141,10 @@ class MainWindow(QMainWindow):
         bar = voices.style().pixelMetric(voices.style().PixelMetric.PM_ScrollBarExtent)
         voices.setMinimumWidth(self.voices.minimumSizeHint().width() + bar + 2)
         splitter.addWidget(voices)
-        splitter.addWidget(self.script)
+        self.tabs.setDocumentMode(True)
+        self.tabs.setTabBarAutoHide(True)
+        self.tabs.addTab(self.script, self.tr("Script"))
+        splitter.addWidget(self.tabs)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([360, 920])
@@ -920,11 +935,12 @@ class MainWindow(QMainWindow):
         self.voices.flush()
         # Save / Discard / Cancel; a restart keeps unsaved work in the autosave (marked unsaved)
         settled = "kept" if self.keep_unsaved_on_close else self.actions.files.settle_unsaved()
-        if settled is None:
+        if settled is None or not (self.keep_unsaved_on_close or self.dubbing.settle()):
             event.ignore()
             return
         self._closed = True
         self.session.stop()
+        self.dubbing.stop()
         self.session.wait_for_writes()
         self._autosave_timer.stop()  # saved now: a late timer must not write again after closing
         if settled != "discarded":

@@ -221,6 +221,26 @@ class Settings:
         self._set("check/takes", str(int(value)))
 
     @property
+    def dub_rate_change(self) -> int:
+        """Subtitle dubbing: the most a take is sped up to fit its cue, in percent (0-50)."""
+        value = self._get("dub/rate_change", "25")
+        return int(value) if value.isdigit() and 0 <= int(value) <= 50 else 25
+
+    @dub_rate_change.setter
+    def dub_rate_change(self, value: int) -> None:
+        self._set("dub/rate_change", str(int(value)))
+
+    @property
+    def dub_takes(self) -> int:
+        """Subtitle dubbing: most takes of a cue that overruns its slot, the first included."""
+        value = self._get("dub/takes", str(DEFAULT_MAX_TAKES))
+        return int(value) if value.isdigit() and 1 <= int(value) <= MAX_TAKES_LIMIT else DEFAULT_MAX_TAKES
+
+    @dub_takes.setter
+    def dub_takes(self, value: int) -> None:
+        self._set("dub/takes", str(int(value)))
+
+    @property
     def output_dir(self) -> Path:
         value = self._get("export/output_dir", "")
         return Path(value) if value else Path.home()

@@ -74,6 +74,7 @@ class WindowActions(QObject):
         file = bar.addMenu(self.tr("&File"))
         self.files.add_to(file, self._action)
         file.addSeparator()
+        self._action(file, self.tr("Import subtitles…"), self.w.dubbing.import_subtitles, None, None)
         self._menu_only(file, self.tr("Export audio…"), self.export, "Ctrl+E", sp.SP_DriveHDIcon)
         file.addSeparator()
         self._action(file, self.tr("Quit"), self.w.close, "Ctrl+Q")

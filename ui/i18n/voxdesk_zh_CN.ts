@@ -162,6 +162,16 @@
         <source>Audio ({0})</source>
         <translation>音频 ({0})</translation>
     </message>
+    <message>
+        <location filename="../dialogs.py"/>
+        <source>Import subtitles</source>
+        <translation>导入字幕</translation>
+    </message>
+    <message>
+        <location filename="../dialogs.py"/>
+        <source>Subtitles (*.srt *.vtt)</source>
+        <translation>字幕 (*.srt *.vtt)</translation>
+    </message>
 </context>
 <context>
     <name>EngineHost</name>
@@ -642,6 +652,11 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../main_window.py"/>
         <source>Stopped: {0} of {1} done</source>
         <translation>已停止：{1} 个中完成 {0} 个</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py"/>
+        <source>Script</source>
+        <translation>脚本</translation>
     </message>
 </context>
 <context>
@@ -2143,6 +2158,242 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <translation>新语言在 VoxDesk 重新启动后生效。现在重新启动吗？
 
 你的脚本会保留：VoxDesk 照常关闭后会再次打开它。</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py"/>
+        <source>Import subtitles…</source>
+        <translation>导入字幕…</translation>
+    </message>
+</context>
+<context>
+    <name>Dubbing</name>
+    <message>
+        <location filename="../dubbing.py"/>
+        <source>A dub is running: stop it before importing other subtitles.</source>
+        <translation>配音正在进行：请先停止，再导入其他字幕。</translation>
+    </message>
+    <message>
+        <location filename="../dubbing.py"/>
+        <source>(model voice)</source>
+        <translation>（模型自带声音）</translation>
+    </message>
+    <message>
+        <location filename="../dubbing.py"/>
+        <source>Subtitles</source>
+        <translation>字幕</translation>
+    </message>
+    <message>
+        <location filename="../dubbing.py"/>
+        <source>The model is not loaded yet. Wait for it to finish, or choose one in Models.</source>
+        <translation>模型尚未加载。请等待加载完成，或在“模型”中选择一个。</translation>
+    </message>
+    <message>
+        <location filename="../dubbing.py"/>
+        <source>Export the dub into a folder</source>
+        <translation>将配音导出到文件夹</translation>
+    </message>
+    <message>
+        <location filename="../dubbing.py"/>
+        <source>{0} already holds a dub ({1} files). Replace it?</source>
+        <translation>{0} 中已有配音（{1} 个文件）。要替换吗？</translation>
+    </message>
+    <message>
+        <location filename="../dubbing.py"/>
+        <source>Writing the files…</source>
+        <translation>正在写入文件…</translation>
+    </message>
+    <message>
+        <location filename="../dubbing.py"/>
+        <source>Exported the dub: {0}, {1} cue files, {2}</source>
+        <translation>已导出配音：{0}、{1} 个字幕音频文件、{2}</translation>
+    </message>
+    <message>
+        <location filename="../dubbing.py"/>
+        <source>The dub of {0} is not exported. Discard it?</source>
+        <translation>{0} 的配音尚未导出。要丢弃吗？</translation>
+    </message>
+</context>
+<context>
+    <name>SubtitleView</name>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>A take longer than its cue is sped up by at most this much to fit.</source>
+        <translation>比字幕时段长的录音最多加速这么多，以放进时段。</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>A take longer than its cue is drawn again with a new seed, up to this many takes.</source>
+        <translation>比字幕时段长的录音会用新的种子重新生成，最多生成这么多次。</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Start</source>
+        <translation>开始</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>End</source>
+        <translation>结束</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Voice</source>
+        <translation>声音</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Text</source>
+        <translation>文本</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Spoken</source>
+        <translation>朗读时长</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Fit</source>
+        <translation>适配</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Check</source>
+        <translation>检查</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Dub</source>
+        <translation>配音</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Export…</source>
+        <translation>导出…</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Speed up at most</source>
+        <translation>最多加速</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Takes per cue</source>
+        <translation>每条字幕最多生成</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>{0} · {1} cues</source>
+        <translation>{0} · {1} 条字幕</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Press Dub to speak every cue inside its time slot.</source>
+        <translation>按“配音”，让每条字幕都在自己的时段内说完。</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Heard: {0}</source>
+        <translation>听到：{0}</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>overruns by {0} at {1}×</source>
+        <translation>以 {1}× 仍超出 {0}</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>fits at {0}×</source>
+        <translation>以 {0}× 放入</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>fits</source>
+        <translation>放得下</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>nothing to say</source>
+        <translation>无可朗读</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>{0} s</source>
+        <translation>{0} 秒</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>{0} ms</source>
+        <translation>{0} 毫秒</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>{0} of {1} cues fit</source>
+        <translation>{1} 条字幕中 {0} 条放得下</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>#{0} by {1}</source>
+        <translation>#{0} 超出 {1}</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>; {0} overrun: {1}</source>
+        <translation>；{0} 条超时：{1}</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>{0} with nothing to say</source>
+        <translation>{0} 条无可朗读</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>{0} failed</source>
+        <translation>{0} 条失败</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>{0} stopped</source>
+        <translation>{0} 条已停止</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>{0} of {1} cues</source>
+        <translation>{0} / {1} 条字幕</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>{0} · about {1} left</source>
+        <translation>{0} · 约剩 {1}</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>, </source>
+        <translation>，</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>{0} ({1})</source>
+        <translation>{0}（{1}）</translation>
     </message>
 </context>
 </TS>

@@ -1,0 +1,1 @@
+"""Long-form work: subtitles dubbed to their timing, books."""
