@@ -100,7 +100,7 @@ def export_audiobook(
     progress: Callable[[float], None] | None = None,
     cancel: Callable[[], bool] | None = None,
     peak_ceiling_db: float = -1.0,
-    mp3_bit_rate: int = 128_000,
+    mp3_bit_rate: int = 64_000,
     aac_bit_rate: int = 64_000,
     overwrite: bool = True,
 ) -> AudiobookExport:
