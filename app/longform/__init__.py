@@ -1,0 +1,1 @@
+"""Long-form work: books and subtitles spoken end to end."""
