@@ -32,7 +32,7 @@ from app import atomic
 from app.audio.io import audio_info
 from app.errors import VoxDeskError
 from app.export import ExportExists
-from app.longform.encoder import AudioWriter, Mark
+from app.longform.encoder import AudioWriter, Background, Mark
 from app.longform.loudness import LoudnessMeter
 
 log = logging.getLogger(__name__)
@@ -133,12 +133,14 @@ def export_audiobook(
 
     with contextlib.ExitStack() as stack:
 
-        def writer(path: Path, fmt: str, bit_rate: int, tags: dict[str, str], **kw) -> AudioWriter:
+        def writer(path: Path, fmt: str, bit_rate: int, tags: dict[str, str], **kw) -> Background:
             tmp = stack.enter_context(atomic.atomic_path(path))
             file = stack.enter_context(open(tmp, "w+b"))  # noqa: SIM115 (the stack closes it)
             out = AudioWriter(file, fmt, rate, bit_rate, tags, cover=meta.cover, language=meta.language, **kw)
             stack.callback(out.abandon)
-            return out
+            background = Background(out)
+            stack.callback(background.abandon)
+            return background
 
         book_tags = {
             "album": meta.title,
@@ -149,13 +151,13 @@ def export_audiobook(
         book = None
         if m4b_path is not None:
             book = writer(m4b_path, "m4b", aac_bit_rate, {**book_tags, "title": meta.title}, marks=marks)
-        covered = book.has_cover if book else False
+        covered = book.writer.has_cover if book else False
         for n, (chapter, plan, gain_db) in enumerate(zip(chapters, plans, gains, strict=True), 1):
             mp3 = None
             if mp3_paths:
                 tags = {**book_tags, "title": chapter.title, "track": f"{n}/{len(chapters)}"}
                 mp3 = writer(mp3_paths[n - 1], "mp3", mp3_bit_rate, tags)
-                covered = covered or mp3.has_cover
+                covered = covered or mp3.writer.has_cover
             gain = np.float32(10.0 ** (gain_db / 20.0))
             for block in _blocks(plan, rate, cancel):
                 block = block * gain

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import io
 import logging
+import queue
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -159,3 +161,46 @@ class AudioWriter:
                 self._cover[0].close()
         finally:
             self._out.close()
+
+
+class Background:
+    """An :class:`AudioWriter` fed on a thread of its own: PyAV releases the GIL while FFmpeg encodes,
+    so the M4B's AAC and a chapter's MP3 take two cores. The queue holds a few blocks at most (the
+    memory bound), and an error on the thread is raised at the next :meth:`write` or :meth:`close`."""
+
+    def __init__(self, writer: AudioWriter, depth: int = 4) -> None:
+        self.writer = writer
+        self._queue: queue.Queue[np.ndarray | None] = queue.Queue(depth)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="audiobook-encoder", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (samples := self._queue.get()) is not None:
+            if self._error is None:  # after an error, only drain, so the producer never blocks
+                try:
+                    self.writer.write(samples)
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                    self._error = exc
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def _join(self) -> None:
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+
+    def write(self, samples: np.ndarray) -> None:
+        self._raise()
+        self._queue.put(samples)
+
+    def close(self) -> None:
+        self._join()
+        self._raise()
+        self.writer.close()
+
+    def abandon(self) -> None:
+        self._join()
+        self.writer.abandon()
