@@ -266,3 +266,25 @@ def test_bad_input_is_one_plain_line(tmp_path):
     # a picture that is neither JPEG nor PNG is left out, not a reason to lose the export
     result = export_audiobook(chapters, BookMeta("No cover", cover=b"GIF89a..."), tmp_path / "out")
     assert not result.cover and "covr" not in mutagen.mp4.MP4(result.m4b).tags
+
+
+def test_a_disk_that_fills_while_encoding_is_one_plain_line_and_leaves_nothing(tmp_path, monkeypatch):
+    """The encoders write on threads of their own: the failure still reaches the caller as the
+    disk-full line, and every temporary file goes."""
+    from app.longform import audiobook_export
+
+    chapters = book(tmp_path)
+    before = sorted(tmp_path.iterdir())
+
+    class Filling(io.FileIO):
+        def write(self, data) -> int:
+            if self.tell() + len(data) > 20_000:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return super().write(data)
+
+    monkeypatch.setattr(audiobook_export, "open", lambda path, mode: Filling(path, mode.replace("b", "")),
+                        raising=False)  # fmt: skip
+    with pytest.raises(VoxDeskError, match="disk is full") as err:
+        export_audiobook(chapters, BookMeta("Filling"), tmp_path)
+    assert "\n" not in str(err.value)
+    assert sorted(tmp_path.iterdir()) == before

@@ -14,7 +14,7 @@ import io
 import logging
 import queue
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import BinaryIO
@@ -138,21 +138,32 @@ class AudioWriter:
             self._out.mux(packet)
 
     def close(self) -> None:
-        """Flush the encoder, add the cover picture and write the trailer (the MP4 index)."""
-        try:
-            for packet in self._audio.encode(None):
-                self._out.mux(packet)
-            if self._cover is not None:
-                source, stream = self._cover
-                for packet in source.demux(source.streams.video[0]):
-                    if packet.size:
-                        packet.stream = stream
-                        self._out.mux(packet)
-        finally:
-            self.abandon()
+        """Flush the encoder, add the cover picture and write the trailer (the MP4 index); a failure
+        here (a full disk) is raised, and the file is then only fit to be removed."""
+        for packet in self._audio.encode(None):
+            self._out.mux(packet)
+        if self._cover is not None:
+            source, stream = self._cover
+            for packet in source.demux(source.streams.video[0]):
+                if packet.size:
+                    packet.stream = stream
+                    self._out.mux(packet)
+        self._release(self._out.close)
 
     def abandon(self) -> None:
-        """Release the container (the caller removes the half-written file); idempotent."""
+        """Release the container of a file that is being thrown away (cancel, or an error already
+        raised): closing it may fail again the same way, which is logged, not raised over the first
+        error. Idempotent."""
+
+        def close_quietly() -> None:
+            try:
+                self._out.close()
+            except Exception as exc:  # noqa: BLE001 - the file is removed next
+                log.debug("closing an abandoned %s: %s", self._out.format.name, exc)
+
+        self._release(close_quietly)
+
+    def _release(self, close_output: Callable[[], None]) -> None:
         if not self._open:
             return
         self._open = False
@@ -160,7 +171,7 @@ class AudioWriter:
             if self._cover is not None:
                 self._cover[0].close()
         finally:
-            self._out.close()
+            close_output()
 
 
 class Background:
