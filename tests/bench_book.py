@@ -143,7 +143,7 @@ def export_alone(hours: float, chapters: int, work: Path, formats: tuple[str, ..
     as the book project writes them) of ~7 s each with the project's pauses, in ``chapters`` chapters."""
     import numpy as np
     import soundfile as sf
-    from test_audiobook_export import jpeg, speechlike
+    from audiobook_media import jpeg, speechlike
 
     from app.longform.audiobook_export import BookMeta, ChapterAudio, export_audiobook
 

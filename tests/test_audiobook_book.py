@@ -11,7 +11,7 @@ import av
 import mutagen.mp4
 import pytest
 import soundfile as sf
-from test_audiobook_export import jpeg
+from audiobook_media import jpeg
 from tiny import set_stop_head
 
 from app.engine import Engine, EngineConfig
