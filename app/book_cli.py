@@ -67,11 +67,13 @@ class _Bar:
         self._chapters = -1
 
     def __call__(self, p: BookProgress) -> None:
+        from app.longform.runner import format_eta
+
         now = time.monotonic()
         if self.tty and now - self._last < 0.25 and p.running:
             return
         self._last = now
-        eta = format_eta(p.eta_s)
+        eta = format_eta(p.eta_s) if p.eta_s is not None else "--:--"
         speed = f"{p.chars_per_s:.1f} chars/s" if p.chars_per_s else "measuring"
         filled = int(30 * p.fraction)
         line = (f"[{'#' * filled}{'-' * (30 - filled)}] {100 * p.fraction:5.1f}%  chapters "
@@ -82,13 +84,6 @@ class _Bar:
         elif p.chapters_done != self._chapters or not p.running:
             self._chapters = p.chapters_done
             print(line, file=self.stream, flush=True)
-
-
-def format_eta(seconds: float | None) -> str:
-    if seconds is None:
-        return "--:--"
-    s = int(round(seconds))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
 def _voice(project, args: argparse.Namespace, encode_rate: int, architecture: str):
