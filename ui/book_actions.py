@@ -20,7 +20,7 @@ from ui.views.book_view import BookView
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
 
-BOOK_FILTER = "Books (*.epub *.txt *.md *.markdown)"
+BOOK_PATTERNS = "(*.epub *.txt *.md *.markdown)"
 
 
 def books_dir() -> Path:
@@ -72,7 +72,9 @@ class BookActions(QObject):
     def import_book(self, source: Path | None = None) -> None:
         if source is None:
             title = self.tr("Import a book")
-            name, _ = QFileDialog.getOpenFileName(self.w, title, str(Path.home()), BOOK_FILTER)
+            name, _ = QFileDialog.getOpenFileName(
+                self.w, title, str(Path.home()), f"{self.tr('Books')} {BOOK_PATTERNS}"
+            )
             if not name:
                 return
             source = Path(name)

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
@@ -57,6 +58,7 @@ class ImportBookDialog(QDialog):
     def __init__(self, source: Path, folder: Path, voices: list[str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Import a book"))
+        self.setMinimumWidth(560)
         self.voice = QComboBox()
         self.voice.addItem(self.tr("The model's own voice"), None)
         for name in voices:
@@ -67,7 +69,7 @@ class ImportBookDialog(QDialog):
         self.seed.setToolTip(self.tr("The same seed makes the same audio, also when a run is resumed."))
         self.folder = QLineEdit(str(folder))
         form = QFormLayout(self)
-        form.addRow(self.tr("Book:"), QLineEdit(source.name, readOnly=True))
+        form.addRow(self.tr("Book:"), QLabel(source.name))
         form.addRow(self.tr("Voice:"), self.voice)
         form.addRow(self.tr("Seed:"), self.seed)
         form.addRow(self.tr("Project folder:"), _folder_row(self.folder, self, self.tr("Project folder")))
@@ -86,6 +88,7 @@ class ExportBookDialog(QDialog):
     def __init__(self, folder: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Export the audiobook"))
+        self.setMinimumWidth(560)
         self.mp3 = QCheckBox(self.tr("One MP3 per chapter"))
         self.m4b = QCheckBox(self.tr("One M4B audiobook with chapter marks"))
         self.mp3.setChecked(True)
