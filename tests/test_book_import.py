@@ -17,7 +17,13 @@ COVER = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 4  # a JPEG's first bytes, the
 
 
 def make_epub(
-    path: Path, chapters: int = 3, *, cover: bool = True, nav: bool = True, ncx: bool = True
+    path: Path,
+    chapters: int = 3,
+    *,
+    cover: bool = True,
+    nav: bool = True,
+    ncx: bool = True,
+    image: bytes = COVER,
 ) -> Path:
     book = epub.EpubBook()
     book.set_identifier("voxdesk-test")
@@ -25,7 +31,7 @@ def make_epub(
     book.set_language("en")
     book.add_author("Ada Writer")
     if cover:
-        book.set_cover("images/cover.jpg", COVER)
+        book.set_cover("images/cover.png" if image.startswith(b"\x89PNG") else "images/cover.jpg", image)
     docs = []
     for i in range(1, chapters + 1):
         doc = epub.EpubHtml(title=f"Chapter {i}: Night {i}", file_name=f"text/ch{i}.xhtml", lang="en")

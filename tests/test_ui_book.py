@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QProgressBar
 from ui_fixtures import GuiThreadWatcher, ScriptedDialogs, home, open_window, ui_model  # noqa: F401
@@ -54,16 +55,20 @@ def test_import_start_pause_resume_and_finish(qtbot, home, ui_model, tmp_path): 
     assert session.project.settings.seed == 11 and session.project.root.parent.name == "books"
 
     watcher = GuiThreadWatcher()
-    session.progressed.connect(lambda p: session.pause() if p.done_chars and p.running else None)
+
+    def pause_after_the_first_segment(p) -> None:
+        if p.done_chars and p.running:
+            session.pause()
+
+    session.progressed.connect(pause_after_the_first_segment)
     qtbot.mouseClick(view.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not session.running and view.progress.done_chars > 0, timeout=60_000)
-    session.progressed.disconnect()
-    session.progressed.connect(view.show_progress)
+    qtbot.waitUntil(lambda: view.start_button.isEnabled() and view.progress.done_chars > 0, timeout=60_000)
+    session.progressed.disconnect(pause_after_the_first_segment)
     assert view.progress.fraction < 1.0 and view.start_button.text() == "Resume"
     assert view.eta.text() == "Paused" and view.start_button.isEnabled()
 
     qtbot.mouseClick(view.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not session.running and view.progress.fraction == 1.0, timeout=60_000)
+    qtbot.waitUntil(lambda: not view.progress.running and view.progress.fraction == 1.0, timeout=60_000)
     assert watcher.stop() == []  # the GUI thread never ran the model
     assert [view.table.item(r, 1).text() for r in range(2)] == ["Done", "Done"]
     assert _bars(view) == [(2, 2), (1, 1)] and view.eta.text() == "Finished"
@@ -88,3 +93,28 @@ def test_a_book_generating_at_close_continues_at_the_next_start(qtbot, home, ui_
     assert BookProject.open(folder).is_done() and project.title == view.title.text()
     window.close()
     assert Settings().last_book() == (Path(folder), False)
+
+
+def test_export_writes_the_audiobook_off_the_gui_thread(qtbot, home, ui_model, tmp_path):  # noqa: F811
+    pytest.importorskip("app.longform.audiobook_export")
+    folder = tmp_path / "harbour"
+    book = Book(BOOK.title, BOOK.chapters[:2], BOOK.author, cover=PNG, cover_mime="image/png")
+    BookProject.create(folder, book, BookSettings(seed=3))
+    from ui.settings import Settings
+
+    Settings().set_last_book(folder, running=True)
+    window = open_window(qtbot, ui_model, ScriptedDialogs())
+    books = window.books
+    qtbot.waitUntil(lambda: books.view.export_button.isEnabled(), timeout=60_000)
+    qtbot.mouseClick(books.view.export_button, Qt.MouseButton.LeftButton)
+    dialog = books.dialog
+    dialog.folder.setText(str(tmp_path / "export"))
+    dialog.mp3.setChecked(False)
+    assert dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()
+    dialog.m4b.setChecked(False)
+    assert not dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()  # nothing to write
+    dialog.m4b.setChecked(True)
+    with qtbot.waitSignal(books.session.exported, timeout=60_000) as exported:
+        dialog.accept()
+    assert [p.suffix for p in exported.args[0]] == [".m4b"] and exported.args[0][0].is_file()
+    assert books.view.eta.text() == f"Exported to {tmp_path / 'export'}"

@@ -102,9 +102,8 @@ class BookActions(QObject):
         self.session.export(choice.folder, choice.formats, choice.target_lufs)
 
     def _exported(self, files: list[Path]) -> None:
-        self.view.eta.setText(self.tr("Exported {0} files").format(len(files)))
         if files:
-            self.w.actions.open_path(Path(files[0]).parent)
+            self.view.eta.setText(self.tr("Exported to {0}").format(Path(files[0]).parent))
 
     # ---- helpers -------------------------------------------------------------------------
     def _open(self, dialog: QDialog) -> None:

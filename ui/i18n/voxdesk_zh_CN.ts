@@ -62,9 +62,9 @@
         <translation>正在导出…</translation>
     </message>
     <message>
-        <location filename="../book_actions.py" line="105"/>
-        <source>Exported {0} files</source>
-        <translation>已导出 {0} 个文件</translation>
+        <location filename="../book_actions.py" line="106"/>
+        <source>Exported to {0}</source>
+        <translation>已导出到 {0}</translation>
     </message>
 </context>
 <context>
