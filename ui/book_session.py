@@ -34,8 +34,10 @@ class BookSession(QObject):
 
     def __init__(self, library_root: Path | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self.progressed.connect(self._keep)
         self.library_root = library_root
         self.project: Any = None
+        self.last: Any = None  # the latest BookProgress (read here, never from the disk)
         self._host: Any = None
         self._info: Any = None
         self._stop = threading.Event()
@@ -51,7 +53,8 @@ class BookSession(QObject):
 
     @property
     def can_generate(self) -> bool:
-        return self._host is not None and self.project is not None and not self.project.is_done()
+        left = self.last is not None and self.last.fraction < 1.0
+        return self._host is not None and self.project is not None and left
 
     @property
     def running(self) -> bool:
@@ -60,9 +63,15 @@ class BookSession(QObject):
     # ---- projects ------------------------------------------------------------------------
     def open(self, folder: Path) -> None:
         """Open a project folder (reading it lists its segment files: on a thread)."""
-        from app.longform.project import BookProject
 
-        self._background(lambda: BookProject.open(folder), self._opened, "opening the book")
+        def work():
+            from app.longform.project import BookProject
+            from app.longform.runner import book_progress
+
+            project = BookProject.open(folder)
+            return project, book_progress(project)
+
+        self._background(work, self._opened, "opening the book")
 
     def create(self, source: Path, folder: Path, voice: str | None, seed: int) -> None:
         """Import a book file and create its project in ``folder`` (on a thread)."""
@@ -70,18 +79,23 @@ class BookSession(QObject):
         def work():
             from app.longform.book import import_book
             from app.longform.project import BookProject, BookSettings
+            from app.longform.runner import book_progress
 
             book = import_book(source)
-            return BookProject.create(folder, book, BookSettings(seed=seed, voice=voice), source=source.name)
+            project = BookProject.create(
+                folder, book, BookSettings(seed=seed, voice=voice), source=source.name
+            )
+            return project, book_progress(project)
 
         self._background(work, self._opened, "importing the book")
 
-    def _opened(self, project: Any) -> None:
-        from app.longform.runner import book_progress
+    def _keep(self, progress: Any) -> None:
+        self.last = progress
 
-        self.project = project
-        self.opened.emit(project)
-        self.progressed.emit(book_progress(project))
+    def _opened(self, opened: tuple[Any, Any]) -> None:
+        self.project, self.last = opened
+        self.opened.emit(self.project)
+        self.progressed.emit(self.last)
 
     # ---- generation ----------------------------------------------------------------------
     def start(self) -> None:
