@@ -8,6 +8,7 @@
     voxdesk transcribe FILE [--language auto|zh|en|ja|ko|yue] [--model DIR]
     voxdesk models list | download NAME [--source S] [--accept-license]
     voxdesk dub SUBS.srt|SUBS.vtt --model DIR [--voice NAME] [--max-rate-change 0.25] --out DIR
+    voxdesk book IN.epub|IN.txt|IN.md --model DIR [--voice NAME] [--seed N] --out DIR
 
 Every failure prints one line to stderr and exits non-zero. Subcommands register themselves
 through ``SUBCOMMANDS``: append ``add_parser(subparsers)`` functions to add more (``bench``).
@@ -20,6 +21,7 @@ import os
 import sys
 from collections.abc import Callable
 
+from app.book_cli import add_book
 from app.errors import VoxDeskError
 from app.synth_cli import add_synth
 
@@ -144,6 +146,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_transcribe,
     add_models,
     add_dub,
+    add_book,
 ]
 
 

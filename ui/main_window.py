@@ -34,6 +34,7 @@ from app.text import normalize
 from app.voices.library import VoiceLibrary
 from ui import gc_guard, wheel_guard
 from ui.backcheck import BackCheck
+from ui.book_actions import BookActions
 from ui.dialogs import Dialogs
 from ui.dubbing import Dubbing
 from ui.engine_host import EngineClient, ModelInfo
@@ -111,6 +112,7 @@ class MainWindow(QMainWindow):
         self.dubbing = Dubbing(self)
         self.transport = TransportBar()
         self.actions = WindowActions(self)
+        self.books = BookActions(self)
         self._autosave_timer = QTimer(self)
         self._autosave_timer.setSingleShot(True)
         self._autosave_timer.setInterval(400)
@@ -176,6 +178,7 @@ class MainWindow(QMainWindow):
         host.deviceChanged.connect(self._device_changed)
         host.latentsEncoded.connect(self._store_latents)
         host.sharedChanged.connect(self.api.attach)
+        host.sharedChanged.connect(self.books.attach)
         host.activity.connect(self._engine_activity)
         self.session.segmentChanged.connect(self._segment_changed)
         self.backcheck.changed.connect(self._segment_changed)
@@ -941,6 +944,7 @@ class MainWindow(QMainWindow):
         self._closed = True
         self.session.stop()
         self.dubbing.stop()
+        self.books.shutdown()
         self.session.wait_for_writes()
         self._autosave_timer.stop()  # saved now: a late timer must not write again after closing
         if settled != "discarded":

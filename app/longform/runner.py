@@ -63,6 +63,12 @@ class BookProgress:
         return sum(c.state is ChapterState.DONE for c in self.chapters)
 
 
+def format_eta(seconds: float) -> str:
+    """``"4:05"``, or ``"2:04:05"`` past an hour (a book's ETA runs to hours)."""
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
 def book_progress(project: BookProject, active: set[int] = frozenset(), rate: float | None = None,
                   running: bool = False) -> BookProgress:  # fmt: skip
     """The project's progress as on disk; chapters in ``active`` are shown generating."""
