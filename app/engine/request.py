@@ -23,6 +23,7 @@ class SynthRequest:
     max_len: int = 4096  # patches; the official cap 6*len(tokens)+10 also applies
     retry_badcase: bool = True  # the official retry: a take of 6 patches per token is drawn again
     normalize: bool = False  # numbers, dates, money... spelled out (app/text/normalize.py) first
+    lora: str | None = None  # an official-format LoRA folder (app/models/voxcpm/lora.py) to speak with
 
     def check(self) -> None:
         """Raise :class:`VoxDeskError` for settings no model can honour."""
