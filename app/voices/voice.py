@@ -40,6 +40,7 @@ class Voice:
     gain_db: float = 0.0
     normalised: bool = False
     transcript_recognized: bool = False  # filled in by speech recognition, not edited since
+    lora: str = ""  # the name of the LoRA attached (its files in <id>/lora/); "" for none
 
     @property
     def raw_duration(self) -> float:
@@ -71,7 +72,7 @@ class Voice:
         for name in ("id", "name", "audio_sha256"):
             if name not in values:
                 raise ValueError(f"{name} is missing")
-        for name in ("id", "name", "audio_sha256", "transcript", "created", "source"):
+        for name in ("id", "name", "audio_sha256", "transcript", "created", "source", "lora"):
             if name in values and not isinstance(values[name], str):
                 raise ValueError(f"{name} is not text")
         if not is_safe_id(values["id"]):
@@ -91,6 +92,8 @@ class Voice:
         values["gain_db"] = _bounded_float(values, "gain_db", -MAX_GAIN_DB, MAX_GAIN_DB, 0.0)
         values["normalised"] = bool(values.get("normalised", False))
         values["transcript_recognized"] = values.get("transcript_recognized") is True
+        if len(values.get("lora", "")) > 200:
+            raise ValueError("lora is longer than 200 characters")
         return cls(**values)
 
 

@@ -137,9 +137,38 @@ def _strip(key: str) -> str:
     return key.replace("._orig_mod.", ".").removeprefix("_orig_mod.")
 
 
-def read_lora(folder: str | Path, cfg: VoxCPMConfig) -> LoRA:
-    """Read and check an official LoRA folder for a model of ``cfg``; raises :class:`VoxDeskError`
-    with one line naming the file for a missing, damaged or mismatched one."""
+def check_lora_folder(folder: str | Path, model_dir: str | Path | None = None) -> LoRAConfig:
+    """Check a LoRA folder: against the model in ``model_dir`` when given, else on its own (every
+    tensor an ``A [r, in]``/``B [out, r]`` pair of the config's rank, finite). VoxDeskError names
+    the file."""
+    from app.models.voxcpm.config import load_config
+
+    if model_dir is not None:
+        return read_lora(folder, load_config(model_dir)).config
+    folder, path, config, tensors = _read(folder)
+    shapes: dict[str, tuple[int, int]] = {}
+    for key, t in tensors.items():
+        site, _, part = key.rpartition(".")
+        ok = part in ("lora_A", "lora_B") and t.dim() == 2 and t.is_floating_point()
+        ok = ok and t.shape[0 if part == "lora_A" else 1] == config.r and bool(torch.isfinite(t).all())
+        if not ok:
+            raise VoxDeskError(
+                f"{path.name} in {folder}: '{key}' is not a finite LoRA matrix of rank {config.r}: "
+                "choose the folder the trainer wrote."
+            )
+        shapes.setdefault(site, (0, 0))
+    for site in shapes:
+        if f"{site}.lora_A" not in tensors or f"{site}.lora_B" not in tensors:
+            raise VoxDeskError(f"{path.name} in {folder} lacks half of '{site}': it is incomplete.")
+    if not tensors:
+        raise VoxDeskError(
+            f"{path.name} in {folder} holds no LoRA weights: choose the folder the trainer wrote."
+        )
+    return config
+
+
+def _read(folder: str | Path) -> tuple[Path, Path, LoRAConfig, dict[str, torch.Tensor]]:
+    """The folder, its weights file, its config and its tensors (names without ``_orig_mod``)."""
     from app.models.voxcpm.weights import read_tensors
 
     folder = Path(folder)
@@ -155,6 +184,13 @@ def read_lora(folder: str | Path, cfg: VoxCPMConfig) -> LoRA:
         tensors = {_strip(k): v for k, v in read_tensors(path).items()}
     except VoxDeskError as exc:
         raise VoxDeskError(str(exc).replace("Re-download it.", "Choose another LoRA folder.")) from None
+    return folder, path, config, tensors
+
+
+def read_lora(folder: str | Path, cfg: VoxCPMConfig) -> LoRA:
+    """Read and check an official LoRA folder for a model of ``cfg``; raises :class:`VoxDeskError`
+    with one line naming the file for a missing, damaged or mismatched one."""
+    folder, path, config, tensors = _read(folder)
     expected = sites(cfg, config)
     weights: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
     for key in tensors:

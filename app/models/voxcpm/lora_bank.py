@@ -191,4 +191,3 @@ class LoRABank:
         for parent, attr, mod in self._wrapped:
             setattr(parent, attr, mod.base)
         self._wrapped, self.modules = [], {}
-
