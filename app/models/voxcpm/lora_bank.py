@@ -16,7 +16,7 @@ graphs see it without a recapture. Only a change of layout (a new adapted module
 reallocates; :meth:`LoRABank.ensure` reports it so the runner can recapture.
 
 The packed projections (``qkv_proj``, ``gate_up_proj``) are wrapped as one Linear with one
-piece per official module (its own rows of B and its own slice of ``u``).
+piece per official module (its own block of A's rows, a diagonal block of B).
 """
 
 from __future__ import annotations
@@ -44,27 +44,36 @@ class RowSlots:
 
     def __init__(self, table: torch.Tensor) -> None:
         self.table = table
-        self.mask: torch.Tensor | None = None
-        self.mask2: torch.Tensor | None = None
+        self.pieces: set[int] = {1}  # the piece counts of the wrapped Linears
+        self.masks: dict[int, torch.Tensor] = {}  # pieces -> [rows, pieces*S*R]
+        self.masks2: dict[int, torch.Tensor] = {}  # the same for twice the rows (the DiT's CFG)
 
     def select(self, slots: torch.Tensor) -> None:
-        self.mask = self.table.index_select(0, slots)
-        self.mask2 = torch.cat((self.mask, self.mask))
+        self._set(self.table.index_select(0, slots), False)
 
     def uniform(self, slot: int) -> None:
         """Every row in ``slot`` (the one-request loop)."""
-        self.mask = self.mask2 = self.table[slot : slot + 1]
+        self._set(self.table[slot : slot + 1], True)
 
-    def for_rows(self, n: int) -> torch.Tensor | None:
-        if self.mask is None or self.mask.shape[0] in (1, n):
-            return self.mask
-        if self.mask2 is not None and self.mask2.shape[0] == n:
-            return self.mask2
-        raise RuntimeError(f"adapter masks for {self.mask.shape[0]} rows, called with {n}")
+    def _set(self, mask: torch.Tensor, uniform: bool) -> None:
+        self.masks = {k: mask.repeat(1, k) if k > 1 else mask for k in sorted(self.pieces)}
+        self.masks2 = self.masks if uniform else {k: torch.cat((m, m)) for k, m in self.masks.items()}
+
+    def for_rows(self, n: int, pieces: int) -> torch.Tensor | None:
+        mask = self.masks.get(pieces)
+        if mask is None or mask.shape[0] in (1, n):
+            return mask
+        if self.masks2[pieces].shape[0] == n:
+            return self.masks2[pieces]
+        raise RuntimeError(f"adapter masks for {mask.shape[0]} rows, called with {n}")
 
 
 class Adapted(nn.Module):
-    """``base(x)`` plus the slot-masked low-rank delta of each piece of its output."""
+    """``base(x)`` plus the slot-masked low-rank delta of each piece of its output.
+
+    With ``k`` pieces (a packed projection) ``A`` is the pieces' ``[S*R, in]`` blocks stacked and
+    ``B [out, k*S*R]`` block-diagonal, so the delta stays three kernels (``A x``, the mask, and
+    ``addmm``) whatever the packing; the zero blocks add a few percent to the B read."""
 
     def __init__(
         self, base: nn.Module, n_in: int, outs: list[int], width: int, rows: RowSlots, like: torch.Tensor
@@ -74,9 +83,10 @@ class Adapted(nn.Module):
         self.rows = rows
         self.width = width  # S * R
         self.outs = outs
+        rows.pieces.add(len(outs))
         kw = dict(dtype=like.dtype, device=like.device)
         self.register_buffer("a", torch.zeros(len(outs) * width, n_in, **kw), persistent=False)
-        self.register_buffer("b", torch.zeros(sum(outs), width, **kw), persistent=False)
+        self.register_buffer("b", torch.zeros(sum(outs), len(outs) * width, **kw), persistent=False)
 
     @property
     def weight(self) -> torch.Tensor:
@@ -84,18 +94,11 @@ class Adapted(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = self.base(x)
-        mask = self.rows.for_rows(x.shape[0])
+        mask = self.rows.for_rows(x.shape[0], len(self.outs))
         if mask is None:
             return y
-        mask = mask.view(mask.shape[0], *([1] * (x.dim() - 2)), self.width)
-        u = F.linear(x, self.a)
-        if len(self.outs) == 1:
-            return y + F.linear(u * mask, self.b)
-        w, lo, parts = self.width, 0, []
-        for i, n in enumerate(self.outs):
-            parts.append(F.linear(u[..., i * w : (i + 1) * w] * mask, self.b[lo : lo + n]))
-            lo += n
-        return y + torch.cat(parts, dim=-1)
+        u = F.linear(x, self.a) * mask.view(mask.shape[0], *([1] * (x.dim() - 2)), mask.shape[-1])
+        return torch.addmm(y.reshape(-1, y.shape[-1]), u.reshape(-1, u.shape[-1]), self.b.t()).view(y.shape)
 
 
 class LoRABank:
@@ -127,6 +130,7 @@ class LoRABank:
         self._unwrap()
         self.names, self.rank = names, rank
         self.rows.table = self._table()
+        self.rows.pieces, self.rows.masks, self.rows.masks2 = {1}, {}, {}
         self._wrap()
         for slot, resident in self.resident.items():
             self._write(slot, resident)
@@ -146,15 +150,15 @@ class LoRABank:
         r, c0 = lora.rank, (slot - 1) * self.rank
         w = self.slots * self.rank
         for name, (mod, piece) in self.modules.items():
-            ca = piece * w + c0
+            c = piece * w + c0  # the slot's columns in this piece's block
             lo = sum(mod.outs[:piece])
             n_out = mod.outs[piece]
-            mod.a[ca : ca + self.rank].zero_()
-            mod.b[lo : lo + n_out, c0 : c0 + self.rank].zero_()
+            mod.a[c : c + self.rank].zero_()
+            mod.b[lo : lo + n_out, c : c + self.rank].zero_()
             if name in lora.weights:
                 a, b = lora.weights[name]
-                mod.a[ca : ca + r].copy_(a)
-                mod.b[lo : lo + n_out, c0 : c0 + r].copy_(b)
+                mod.a[c : c + r].copy_(a)
+                mod.b[lo : lo + n_out, c : c + r].copy_(b)
         table = self.rows.table
         table[slot].zero_()
         table[slot, c0 : c0 + r] = lora.config.scale
