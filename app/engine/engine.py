@@ -218,7 +218,7 @@ class Engine:
     def _drain(self, events: list[Event]) -> None:
         parked, self._parked = self._parked, []
         for seq in parked:
-            self._admit(seq)
+            self._admit(seq, events)
         while True:
             try:
                 kind, rid, request, t_submit = self._inbox.get_nowait()
@@ -244,12 +244,22 @@ class Engine:
                 )
                 continue
             seq.t_submit = t_submit
-            self._admit(seq)
+            self._admit(seq, events)
 
-    def _admit(self, seq: Sequence) -> None:
+    def _admit(self, seq: Sequence, events: list[Event]) -> None:
         """Queue ``seq``, or park it while its LoRA waits for an adapter slot."""
         if seq.lora is not None and seq.adapter == 0:
-            slot = self.adapters.acquire(seq.lora)
+            try:
+                slot = self.adapters.acquire(seq.lora)
+            except Exception:  # noqa: BLE001 - e.g. no memory for the LoRA buffers: this request fails
+                log.exception("loading the LoRA of request %d failed", seq.id)
+                events.append(
+                    RequestFailed(
+                        seq.id,
+                        "The LoRA could not be loaded on this device: free memory or use fewer LoRA slots.",
+                    )
+                )
+                return
             if slot is None:
                 self._parked.append(seq)
                 return
