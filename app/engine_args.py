@@ -24,10 +24,27 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
     )
     # the option's name before --dtype: scripts that pass it keep working
     p.add_argument("--cpu-weights", dest="dtype", choices=("float32", "int8"), help=argparse.SUPPRESS)
+    p.add_argument(
+        "--lora-slots",
+        type=int,
+        default=8,
+        metavar="N",
+        help="LoRAs kept loaded at once (default 8): requests with up to N different LoRAs share each "
+        "step; a request with one more waits for a slot",
+    )
 
 
 def engine_config(args: argparse.Namespace, **extra: int) -> EngineConfig:
     """The engine settings the command line names (model, device, CPU precision)."""
     from app.engine import EngineConfig
+    from app.errors import VoxDeskError
 
-    return EngineConfig(model_dir=args.model, device=args.device, cpu_precision=args.dtype, **extra)
+    if not 1 <= args.lora_slots <= 64:
+        raise VoxDeskError("--lora-slots must be between 1 and 64.")
+    return EngineConfig(
+        model_dir=args.model,
+        device=args.device,
+        cpu_precision=args.dtype,
+        lora_slots=args.lora_slots,
+        **extra,
+    )

@@ -159,8 +159,25 @@ def _requests(jobs: list[Job], voice, args: argparse.Namespace) -> list:
     for job in jobs:
         settings = (args.seed, args.cfg, args.timesteps, args.min_len, args.max_len, not args.no_retry)
         text = _designed(job.text, args)
-        reqs.append(SynthRequest(text, voice, *settings, normalize=args.normalize, speed=args.speed))
+        reqs.append(
+            SynthRequest(text, voice, *settings, normalize=args.normalize, speed=args.speed, lora=args.lora_dir)
+        )
     return reqs
+
+
+def _lora(args: argparse.Namespace) -> str | None:
+    """The LoRA folder to speak with: ``--lora DIR``, else the one attached to ``--voice``;
+    checked against the model before anything is loaded."""
+    folder = args.lora
+    if folder is None and args.voice is not None:
+        from app.voices.lookup import library_lora
+
+        folder = library_lora(args.voice, args.voices)
+    if folder is not None:
+        from app.models.voxcpm.lora import check_lora_folder
+
+        check_lora_folder(folder, args.model)
+    return folder
 
 
 def _render_batch(jobs: list[Job], voice, args: argparse.Namespace) -> Iterator[tuple[Job, _Rendered]]:
@@ -241,6 +258,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
     check_rate(args.speed)
     if args.server and args.check:
         raise VoxDeskError("--check needs the local engine (--model DIR), not --server.")
+    if args.server and args.lora:
+        raise VoxDeskError("--lora needs the local engine (--model DIR), not --server.")
     if args.server:
         if args.text_file is not None:
             _make_folder(jobs[0].out.parent)
@@ -262,6 +281,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads or cpu_threads())
     encode_rate = int(cfg.audio_vae.get("sample_rate", 16000))
     voice = _voice(args, encode_rate, cfg.is_v2)
+    args.lora_dir = _lora(args)
     if args.check:  # through the engine, recognition beside it: see app/backcheck
         from app.backcheck.cli import render_checked
 
@@ -271,7 +291,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
         _make_folder(jobs[0].out.parent)
         rendered = _render_batch(jobs, voice, args)
     else:
-        synth = Synthesizer.from_dir(args.model, device, cpu_precision=args.dtype)
+        synth = Synthesizer.from_dir(args.model, device, cpu_precision=args.dtype, lora=args.lora_dir)
         rendered = _render(synth, jobs, voice, args)
     for job, result in rendered:
         write_audio(job.out, result.audio, result.sample_rate, fmt=job.fmt)
@@ -297,6 +317,12 @@ def add_synth(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prompt-wav", help="prompt recording to continue from (needs --prompt-text)")
     p.add_argument("--prompt-text", help="the words spoken in --prompt-wav")
     p.add_argument("--control", help="voice design: describe the voice (VoxCPM2)")
+    p.add_argument(
+        "--lora",
+        metavar="DIR",
+        help="speak with this LoRA: a folder the official trainer wrote (lora_weights.safetensors or "
+        ".ckpt, lora_config.json); default: the one attached to --voice, if any",
+    )
     p.add_argument("--seed", type=int, default=None, help="random seed (default: a new one each run)")
     p.add_argument("--cfg", type=float, default=2.0, help="guidance strength (default 2.0)")
     p.add_argument("--timesteps", type=int, default=10, help="diffusion steps per patch (default 10)")

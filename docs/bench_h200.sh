@@ -12,7 +12,10 @@
 # serve: `voxdesk serve` on the GPU with VoxCPM2 real shapes under the load generator (1, 8, 32
 # clients, then a 1,000-request soak: RSS and GPU memory every 500 requests). cpu and cpu2 use the
 # same two host cores (14, 15): ask for one of them per call.
-# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve]
+# lora: VoxCPM2 real shapes, 16 concurrent requests without LoRAs, then the same 16 with 8 random
+# LoRAs of the official recipe (r 32, alpha 32, LM + DiT) in the same batches, one engine
+# (app/engine/bench_lora.py; target: at least 0.8 of the plain throughput).
+# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [lora]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
 RES=/tmp/bench-res
@@ -41,7 +44,7 @@ cpu_vs_official() {  # LABEL TIMEOUT INT8_ARGS BENCH_ARGS...: ours default, fp32
 }
 cat .whl/COMMIT 2>/dev/null
 nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv
-if want cpu2 || want main || want ablation || want serve || want mem; then
+if want cpu2 || want main || want ablation || want serve || want mem || want lora; then
     t=$(date +%s); ckpt voxcpm2 /tmp/v2; echo "write v2 checkpoint: $(( $(date +%s) - t )) s"
 fi
 if want cpu; then
@@ -120,6 +123,11 @@ if want serve; then  # the speech server on the GPU, real shapes, under load and
     echo "== serve: VoxCPM2 on CUDA, 1/8/32 clients x 64 requests of 20 patches, soak 1,000"
     timeout 400 python3 -m app.server.loadgen --model /tmp/v2 --device cuda --concurrency 1,8,32 \
         --requests 64 --soak 1000
+fi
+if want lora; then  # many LoRAs in one batch against none (under 4 minutes)
+    echo "== lora: VoxCPM2, 16 concurrent, 8 LoRAs (r 32, LM + DiT) vs none"
+    timeout 240 bash -c 'bench "$@"' _ --model /tmp/v2 --concurrency 16 --steps 100 --loras 8 \
+        --json "$RES/lora.json"
 fi
 [ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }
 [ -n "$CPU2_PID" ] && { echo "waiting for the cpu2 section"; wait $CPU2_PID; cat "$OUT/cpu2.log"; }

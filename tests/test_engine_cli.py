@@ -70,3 +70,16 @@ def test_bench_on_cpu_int8_fidelity_and_the_official_loop(model, tmp_path, capsy
     official = res["official"]["eager"]
     assert (official["device"], official["dtype"]) == ("cpu", "bfloat16")
     assert np.isfinite(official["ms_per_step"])
+
+
+def test_bench_loras_compares_with_and_without(model, tmp_path, capsys):
+    """``--loras N``: after the plain runs, each concurrency again with N random LoRAs (official
+    recipe: r 32, LM + DiT) and without, on the same engine (docs/bench_h200.sh's lora section)."""
+    out = tmp_path / "lora.json"
+    args = ["bench", "--model", str(model), "--device", "cpu", "--threads", "1", "--concurrency", "4"]
+    assert main([*args, "--steps", "4", "--voice-patches", "2", "--loras", "3", "--json", str(out)]) == 0
+    assert "LoRAs 3 (r 32" in capsys.readouterr().out
+    lora = json.loads(out.read_text())["lora"]
+    assert lora["loras"] == 3 and lora["slots"] == 8 and lora["adapted_modules"] > 0
+    (row,) = lora["rows"]
+    assert row["concurrency"] == 4 and row["lora_seq_steps_per_s"] > 0 and row["ratio"] > 0

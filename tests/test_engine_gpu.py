@@ -132,3 +132,33 @@ def test_half_vae_decoder_setting(v2_dir, dtype):
         EngineConfig(model_dir=str(v2_dir), device="cuda", max_num_seqs=2, vae_dtype=str(dtype)[6:])
     )
     assert next(engine.runner.vae.vae.parameters()).dtype == dtype
+
+
+def test_lora_mix_under_graphs_equals_eager(v2_dir, tmp_path):
+    """Mixed LoRAs (and none) in captured graphs (packed q/k/v and gate/up on CUDA): the first
+    LoRA recaptures the graphs once; a LoRA loaded into a slot later (one slot, evicting) is
+    copied in place and the graphs see it; every request as under eager execution."""
+    from app.models.voxcpm.config import load_config
+    from app.models.voxcpm.lora import LoRAConfig, write_random_lora
+
+    cfg = load_config(v2_dir)
+    a = str(write_random_lora(tmp_path / "a", cfg, LoRAConfig(r=4, alpha=8), seed=1))
+    b = str(write_random_lora(tmp_path / "b", cfg, LoRAConfig(r=4, alpha=8, enable_proj=True), seed=2))
+    plan = [
+        (0, SynthRequest("hello world", seed=1, min_len=99, max_len=6, lora=a)),
+        (0, SynthRequest("hello world", seed=1, min_len=99, max_len=6)),
+        (0, SynthRequest("another one", seed=2, min_len=99, max_len=5, lora=b)),
+        (1, SynthRequest("a third", seed=3, min_len=99, max_len=5, lora=a)),
+    ]
+    outs = []
+    for graphs in (False, True):
+        engine = Engine(
+            EngineConfig(
+                model_dir=str(v2_dir), device="cuda", max_num_seqs=8, lora_slots=1, cuda_graphs=graphs
+            )
+        )
+        outs.append(_run(engine, plan))
+        assert (engine.runner.graphs is not None) == graphs
+    for i in range(len(plan)):
+        np.testing.assert_allclose(outs[1][i][1], outs[0][i][1], atol=1e-4, rtol=0)
+    assert np.abs(outs[1][0][1] - outs[1][1][1]).max() > 1e-2  # the LoRA changed the output

@@ -225,3 +225,50 @@ def test_bad_case_threshold_matches_official(stop_pairs, audio_files, v2, over):
     result = _compare_retry(off, ours, v2, "Hi", kw, voice, seed=9, min_len=n - 2)
     assert result.n_patches == n
     assert result.takes == (3 if over == 0 else 1)
+
+
+# ---- official-format LoRA folders (app/models/voxcpm/lora.py) --------------------------------
+LORA = dict(
+    enable_lm=True,
+    enable_dit=True,
+    enable_proj=True,
+    r=4,
+    alpha=8,
+    target_modules_lm=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "down_proj"],
+    target_modules_dit=["q_proj", "v_proj", "in_proj", "out_proj", "linear_1"],
+)
+
+
+@pytest.mark.parametrize("v2", [True, False], ids=["v2", "v1"])
+def test_lora_matches_official(tiny_v1, tiny_v2, audio_files, tmp_path, v2):
+    """Random non-zero LoRA weights on LM (attention and MLP), DiT and projections: our output
+    equals the official ``VoxCPM(..., lora_weights_path=...)`` for the same seed."""
+    from app.models.voxcpm.config import load_config
+    from app.models.voxcpm.lora import LoRAConfig, write_random_lora
+
+    path = tiny_v2 if v2 else tiny_v1
+    cfg = LoRAConfig.from_json({"lora_config": LORA})
+    # v1 reads the pickle format, v2 safetensors
+    folder = write_random_lora(tmp_path / "lora", load_config(path), cfg, seed=4, ckpt=not v2)
+    official = import_official()
+    if v2:
+        from voxcpm.model.voxcpm2 import LoRAConfig as OfficialConfig
+    else:
+        from voxcpm.model.voxcpm import LoRAConfig as OfficialConfig
+
+    off = official.VoxCPM(
+        str(path),
+        zipenhancer_model_path=None,
+        enable_denoiser=False,
+        optimize=False,
+        device="cpu",
+        lora_config=OfficialConfig(**LORA),
+        lora_weights_path=str(folder),
+    ).tts_model
+    ours = Synthesizer.from_dir(path, "cpu", lora=folder)
+    kw, voice = _modes(audio_files)["continuation"]
+    result = _compare(off, ours, v2, TEXT, kw, voice, seed=13)
+    plain = Synthesizer.from_dir(path, "cpu").synthesize(
+        TEXT, voice, seed=13, min_len=9, max_len=9, retry_badcase=False
+    )
+    assert np.abs(plain.latents - result.latents).max() > 1e-2  # the LoRA changed the output

@@ -537,6 +537,8 @@ class MainWindow(QMainWindow):
         from app.engine.request import SynthRequest
 
         key, prompt = self._voice_prompt(job.voice) if job.voice else (None, None)
+        voice = self._voice_index.get(job.voice.casefold()) if job.voice else None
+        lora_dir = self.library.lora_folder(voice) if voice is not None else None
         # normalized in a child process (see app/text/normalize.py), ready by the time the engine
         # thread builds the request; segments are submitted in order, so the first is ready first
         spoken = normalize.background.submit(job.text) if job.normalize else None
@@ -549,6 +551,7 @@ class MainWindow(QMainWindow):
                 cfg_value=job.cfg_value,
                 inference_timesteps=job.inference_timesteps,
                 speed=job.rate,
+                lora=None if lora_dir is None else str(lora_dir),
             )
 
         return key, prompt, build

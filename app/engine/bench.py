@@ -65,12 +65,19 @@ def _voice(engine: Engine, patches: int) -> VoicePrompt | None:
 
 
 def run_batch(
-    engine: Engine, n: int, steps: int, voice: VoicePrompt | None, seed0: int = 0
+    engine: Engine,
+    n: int,
+    steps: int,
+    voice: VoicePrompt | None,
+    seed0: int = 0,
+    loras: list[str] | None = None,
 ) -> dict[str, Any]:
-    """``n`` concurrent requests of exactly ``steps`` patches, submitted together."""
+    """``n`` concurrent requests of exactly ``steps`` patches, submitted together; request ``i``
+    speaks with ``loras[i % len(loras)]`` when LoRA folders are given."""
     text = _text(engine, steps)
     reqs = [
-        SynthRequest(text, voice=voice, seed=seed0 + i, min_len=10**6, max_len=steps, retry_badcase=False)
+        SynthRequest(text, voice=voice, seed=seed0 + i, min_len=10**6, max_len=steps, retry_badcase=False,
+                     lora=loras[i % len(loras)] if loras else None)  # fmt: skip
         for i in range(n)
     ]
     _sync(engine.device)
@@ -174,7 +181,12 @@ def _kernel_profile(fn, dev: torch.device) -> dict[str, float]:
 
 
 def bench_engine(
-    config: EngineConfig, concurrencies: list[int], steps: int, t_process: float, voice_patches: int = 32
+    config: EngineConfig,
+    concurrencies: list[int],
+    steps: int,
+    t_process: float,
+    voice_patches: int = 32,
+    loras: int = 0,
 ) -> dict[str, Any]:
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
@@ -197,6 +209,10 @@ def bench_engine(
     res["warmup_first_chunk_ms"] = warm["first_chunk_ms_p50"]
     res["batches"] = [run_batch(engine, n, steps, voice, seed0=1000 * n) for n in concurrencies]
     res["profile"] = {str(n): profile_step(engine, n) for n in (1, max(concurrencies))}
+    if loras:  # after the plain runs, which then had no adapter code in the step (bench_lora.py)
+        from app.engine.bench_lora import bench_loras
+
+        res["lora"] = bench_loras(engine, res["batches"], steps, voice, loras)
     if engine.device.type == "cuda":
         res["peak_gpu_gb"] = torch.cuda.max_memory_allocated() / 1024**3
         res["peak_gpu_reserved_gb"] = torch.cuda.max_memory_reserved() / 1024**3
@@ -370,6 +386,10 @@ def table(res: dict[str, Any]) -> str:
             lines.append(f"profile B={n}: " + ", ".join(f"{k} {v:.2f}" for k, v in prof.items()))
     for name, off in res.get("official", {}).items():
         lines.append(f"official {name}: {off}")
+    if "lora" in res:
+        from app.engine.bench_lora import lora_table
+
+        lines.append(lora_table(res["lora"]))
     return "\n".join(lines)
 
 
@@ -423,6 +443,12 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--peer", default=None, metavar="PEER_NVV_PY", help="also run this peer_nvv.py (same python)"
     )
+    p.add_argument(
+        "--loras",
+        type=int,
+        default=0,
+        help="also run each concurrency with this many random LoRAs (r 32, LM + DiT) and compare",
+    )
     p.add_argument("--json", default=None, help="write the results here")
     p.set_defaults(func=main)
 
@@ -450,6 +476,7 @@ def main(args) -> int:
         vae_dtype=args.vae_dtype,
         threads=threads,
         cpu_precision=args.cpu_weights or "auto",
+        lora_slots=max(8, args.loras),
     )
     cpu_steps = (max(2, args.steps // 4), args.steps)
     if args.measure_cpu:
@@ -462,7 +489,7 @@ def main(args) -> int:
         res = {"official": {"eager": eager}}
         print(f"official eager: {res['official']['eager']}")
     else:
-        res = bench_engine(config, conc, args.steps, t_process, args.voice_patches)
+        res = bench_engine(config, conc, args.steps, t_process, args.voice_patches, args.loras)
         official = {}
         steps = cpu_steps if device == "cpu" else (20, 60)
         if args.official:

@@ -48,6 +48,10 @@ class EngineConfig:
     threads: int | None = None
     attention: str = "auto"  # auto | sdpa | triton | flash
     voice_cache_size: int = 32  # VAE-encoded voices kept per engine
+    # LoRAs resident at once (app/engine/adapters.py): requests with up to this many different
+    # LoRAs share a decode step; one more waits until a slot's requests end. Each slot costs its
+    # share of every adapted Linear's low-rank GEMMs, used or not.
+    lora_slots: int = 8
 
     def __post_init__(self) -> None:
         if self.max_num_seqs < 1 or self.max_num_batched_tokens < 1 or self.block_size < 1:
@@ -58,6 +62,8 @@ class EngineConfig:
             raise ValueError("vae_dtype must be float32, bfloat16 or float16")
         if self.cpu_precision not in CHOICES:
             raise ValueError(f"cpu_precision must be one of {', '.join(CHOICES)}")
+        if not 1 <= self.lora_slots <= 64:
+            raise ValueError("lora_slots must be between 1 and 64")
         if self.threads is not None and self.threads < 1:
             raise ValueError("threads must be at least 1")
         if not 0.05 <= self.gpu_memory_utilization <= 1.0:

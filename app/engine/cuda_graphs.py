@@ -43,6 +43,7 @@ class CudaGraphs:
         r = self.runner
         if bs > n:
             r.s_idx[n:bs] = r.scratch_slot
+            r.s_adapter[n:bs] = 0
             r.s_slots[n:bs] = r.base_kv.scratch_block * r.block_size
             r.s_pos[n:bs] = 0
             r.s_lens[n:bs] = 1

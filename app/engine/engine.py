@@ -23,6 +23,7 @@ import torch
 
 from app.audio.stretch import RateStretcher
 from app.cpu_precision import for_device
+from app.engine.adapters import Adapters
 from app.engine.attention import PagedKVCache, pick_backend
 from app.engine.block_manager import BlockManager
 from app.engine.config import EngineConfig
@@ -94,14 +95,11 @@ class Engine:
             BlockManager(num_blocks, config.block_size), config.max_num_seqs, config.max_num_batched_tokens
         )
         self.voices = VoiceCache(self.model, config.voice_cache_size)
+        self.adapters = Adapters(self.model, config.lora_slots, self._new_lora_layout)
+        self._parked: list[Sequence] = []  # requests whose LoRA waits for a free adapter slot
         if self.device.type == "cuda" and config.cuda_graphs:
-            from app.engine.cuda_graphs import CudaGraphs
-
             say(0.7, "Preparing the GPU")
-            graphs = CudaGraphs(
-                self.runner, config.max_num_seqs, config.graph_timesteps, config.prefill_graphs
-            )
-            graphs.capture()
+            self._capture()
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._step_lock = threading.Lock()
@@ -111,6 +109,19 @@ class Engine:
         say(1.0, "Ready")
 
     # ---- setup ----------------------------------------------------------------------------
+    def _capture(self) -> None:
+        from app.engine.cuda_graphs import CudaGraphs
+
+        c = self.config
+        CudaGraphs(self.runner, c.max_num_seqs, c.graph_timesteps, c.prefill_graphs).capture()
+
+    def _new_lora_layout(self, bank) -> None:
+        """The LoRA buffers were (re)allocated: the runner uses them, graphs are captured anew."""
+        self.runner.lora = bank
+        if self.runner.graphs is not None:
+            self.runner.graphs = None
+            self._capture()
+
     def _plan_blocks(self) -> int:
         c, cfg = self.config, self.model.cfg
         res = cfg.residual_lm_config()
@@ -165,9 +176,10 @@ class Engine:
                     return []
                 self._closed = True
             failed: list[Event] = []
-            for seq in list(self.scheduler.running) + list(self.scheduler.waiting):
-                self.scheduler.finish(seq)
+            for seq in list(self.scheduler.running) + list(self.scheduler.waiting) + self._parked:
+                self._end(seq)
                 failed.append(RequestFailed(seq.id, SHUT_DOWN))
+            self._parked = []
             while True:
                 try:
                     kind, rid, _request, _t = self._inbox.get_nowait()
@@ -181,7 +193,7 @@ class Engine:
     def has_work(self) -> bool:
         if self._closed:
             return False
-        return bool(len(self.scheduler)) or not self._inbox.empty()
+        return bool(len(self.scheduler) or self._parked) or not self._inbox.empty()
 
     # ---- the step -------------------------------------------------------------------------
     def step(self) -> list[Event]:
@@ -205,15 +217,20 @@ class Engine:
         return events
 
     def _drain(self, events: list[Event]) -> None:
+        parked, self._parked = self._parked, []
+        for seq in parked:
+            self._admit(seq, events)
         while True:
             try:
                 kind, rid, request, t_submit = self._inbox.get_nowait()
             except queue.Empty:
                 return
             if kind == "cancel":
-                seq = self.scheduler.find(rid)
+                seq = self.scheduler.find(rid) or next((s for s in self._parked if s.id == rid), None)
                 if seq is not None:
-                    self.scheduler.finish(seq)
+                    if seq in self._parked:
+                        self._parked.remove(seq)
+                    self._end(seq)
                     events.append(RequestFailed(rid, "Cancelled."))
                 continue
             try:
@@ -228,7 +245,27 @@ class Engine:
                 )
                 continue
             seq.t_submit = t_submit
-            self.scheduler.add(seq)
+            self._admit(seq, events)
+
+    def _admit(self, seq: Sequence, events: list[Event]) -> None:
+        """Queue ``seq``, or park it while its LoRA waits for an adapter slot."""
+        if seq.lora is not None and seq.adapter == 0:
+            try:
+                slot = self.adapters.acquire(seq.lora)
+            except Exception:  # noqa: BLE001 - e.g. no memory for the LoRA buffers: this request fails
+                log.exception("loading the LoRA of request %d failed", seq.id)
+                events.append(
+                    RequestFailed(
+                        seq.id,
+                        "The LoRA could not be loaded on this device: free memory or use fewer LoRA slots.",
+                    )
+                )
+                return
+            if slot is None:
+                self._parked.append(seq)
+                return
+            seq.adapter = slot
+        self.scheduler.add(seq)
 
     def _make_sequence(self, rid: int, request: SynthRequest) -> Sequence:
         request.check()
@@ -244,7 +281,10 @@ class Engine:
         feats = pre.feats.numpy()
         patches = [feats[i] if a else None for i, a in enumerate(pre.audio_mask.tolist())]
         seed = secrets.randbelow(2**31) if request.seed is None else request.seed
-        seq = Sequence(request, pre.ids.tolist(), patches, n_max, seed, self.config.block_size, rid)
+        lora = self.adapters.read(request.lora) if request.lora else None
+        salt = lora.digest if lora is not None else b""
+        seq = Sequence(request, pre.ids.tolist(), patches, n_max, seed, self.config.block_size, rid, salt)
+        seq.lora = lora
         if request.retry_badcase:
             seq.bad_case_at = bad_case_length(pre)
         seq.generator = torch.Generator(self.device).manual_seed(seed)
@@ -316,7 +356,13 @@ class Engine:
                 if seq.stretcher:
                     self._emit(seq, seq.stretcher.flush(), events)
                 events.append(RequestFinished(seq.id, seq.num_generated, seq.seed, self._stats(seq, now)))
-                self.scheduler.finish(seq)
+                self._end(seq)
+
+    def _end(self, seq: Sequence) -> None:
+        """``seq`` leaves the engine: its blocks, stream slot and adapter slot are freed."""
+        self.scheduler.finish(seq)
+        self.adapters.release(seq.adapter)
+        seq.adapter = 0
 
     @staticmethod
     def _emit(seq: Sequence, audio, events: list[Event]) -> None:
@@ -326,7 +372,7 @@ class Engine:
             seq.n_chunks += 1
 
     def _fail(self, seq: Sequence, message: str, events: list[Event]) -> None:
-        self.scheduler.finish(seq)
+        self._end(seq)
         events.append(RequestFailed(seq.id, message))
 
     def _stats(self, seq: Sequence, now: float) -> dict[str, float]:

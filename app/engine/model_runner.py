@@ -19,6 +19,7 @@ import torch
 from app.engine.attention import AttnContext, PagedKVCache
 from app.engine.sequence import Sequence
 from app.models.voxcpm.audio_vae import AudioVAE
+from app.models.voxcpm.lora_bank import LoRABank
 from app.models.voxcpm.model import VoxCPM
 from app.models.voxcpm.streaming_vae import StreamingDecoder
 
@@ -88,6 +89,7 @@ class ModelRunner:
         self.samples = model.samples_per_patch
         self._alloc_static(max_num_seqs)
         self.graphs = None  # set by CudaGraphs.capture
+        self.lora: LoRABank | None = None  # set by the engine's Adapters with the first LoRA
         on_cuda = self.device.type == "cuda"
         self.side = torch.cuda.Stream(self.device) if on_cuda and overlap_vae else None
 
@@ -98,6 +100,7 @@ class ModelRunner:
         """Inputs and outputs of the decode step, sized for ``n`` rows; graphs read slices."""
         dev, long = self.device, torch.long
         self.s_idx = torch.full((n,), self.scratch_slot, dtype=long, device=dev)
+        self.s_adapter = torch.zeros(n, dtype=long, device=dev)  # LoRA slot per row, 0: none
         self.s_pos = torch.zeros(n, dtype=long, device=dev)
         self.s_slots = torch.zeros(n, dtype=long, device=dev)
         self.s_tables = torch.full((n, self.max_blocks), self.base_kv.scratch_block, dtype=long, device=dev)
@@ -148,6 +151,7 @@ class ModelRunner:
             "idx": torch.tensor(
                 [s.vae_slot for s in seqs] + [self.scratch_slot] * len(pad), dtype=torch.long
             ),
+            "adapter": torch.tensor([s.adapter for s in seqs] + pad, dtype=torch.long),
         }
         for row, seq in enumerate(seqs):
             start, n = seq.num_computed, len(seq) - seq.num_computed
@@ -171,6 +175,8 @@ class ModelRunner:
         Reads only ``x`` (device tensors), so it can be captured in a CUDA graph."""
         ctx = AttnContext(x["slots"], x["tables"], x["starts"], x["lens"])
         self.base_kv.context = self.res_kv.context = ctx
+        if self.lora is not None:
+            self.lora.rows.select(x["adapter"])
         m, feats, text, audio = self.model, x["feats"], x["text"], x["audio"]
         embeds, feat_embed = m.embed_prefill(x["ids"], feats, text, audio)
         lm_seq, res_seq = m.prefill(
@@ -211,16 +217,18 @@ class ModelRunner:
         n, bs = len(seqs), self.block_size
         width = max(len(s.block_table) for s in seqs)
         tables = np.full((n, width), self.base_kv.scratch_block, dtype=np.int64)
-        idx, pos, slots = [], [], []
+        idx, pos, slots, adapters = [], [], [], []
         for row, seq in enumerate(seqs):
             tables[row, : len(seq.block_table)] = seq.block_table
             p = len(seq)
             idx.append(seq.vae_slot)
+            adapters.append(seq.adapter)
             pos.append(p)
             slots.append(seq.block_table[p // bs] * bs + p % bs)
         dev = self.device
         with torch.inference_mode():
             self.s_idx[:n] = torch.tensor(idx, device=dev)
+            self.s_adapter[:n] = torch.tensor(adapters, device=dev)
             self.s_pos[:n] = torch.tensor(pos, device=dev)
             self.s_slots[:n] = torch.tensor(slots, device=dev)
             self.s_lens[:n] = self.s_pos[:n].to(torch.int32) + 1
@@ -239,6 +247,8 @@ class ModelRunner:
         or under graph capture with the full width. Sections are labelled for the profiler."""
         m, rf = self.model, torch.profiler.record_function
         idx = self.s_idx[:n]
+        if self.lora is not None:  # the rows' adapter masks: a gather that graphs capture
+            self.lora.rows.select(self.s_adapter[:n])
         lm_h, res_h = self.lm_h.index_select(0, idx), self.res_h.index_select(0, idx)
         with rf("step.dit"):
             patch = self._sample(n, steps, lm_h, res_h, self.cond.index_select(0, idx))
@@ -272,7 +282,11 @@ class ModelRunner:
         patch = torch.empty_like(cond)
         for k in sorted(set(steps)):
             rows = torch.tensor([i for i, s in enumerate(steps) if s == k], device=self.device)
+            if self.lora is not None:
+                self.lora.rows.select(self.s_adapter[:n][rows])
             patch[rows] = m.sample_patch(mu[rows], cond[rows], noise[rows], cfg[rows], k)
+        if self.lora is not None:
+            self.lora.rows.select(self.s_adapter[:n])
         return patch
 
     def _vae(self, n: int, idx: torch.Tensor) -> None:

@@ -27,6 +27,7 @@ class SynthRequest:
     # speaking rate 0.5-2.0: the family's own control where it has one (``native_speed``),
     # otherwise the engine time-stretches the stream (app/audio/stretch.py)
     speed: float = 1.0
+    lora: str | None = None  # an official-format LoRA folder (app/models/voxcpm/lora.py) to speak with
 
     def check(self) -> None:
         """Raise :class:`VoxDeskError` for settings no model can honour."""

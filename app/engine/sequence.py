@@ -45,6 +45,7 @@ class Sequence:
         seed: int,
         block_size: int,
         request_id: int | None = None,
+        salt: bytes = b"",
     ) -> None:
         if len(ids) != len(patches) or not ids:
             raise ValueError("a sequence needs one patch slot per id and at least one position")
@@ -63,6 +64,9 @@ class Sequence:
         self.num_cached_tokens = 0  # positions whose KV came from the prefix cache
         self.num_computed = 0  # positions whose KV is in the cache (cached or computed)
         self.vae_slot = -1
+        self.salt = salt  # starts the block hash chain: KV computed with a LoRA is its own
+        self.lora: Any = None  # the LoRA the request speaks with (app/models/voxcpm/lora.py)
+        self.adapter = 0  # its adapter slot in the runner's LoRA bank; 0: none
         self.context: Any = None  # latents [D, n] that warm the streaming VAE (continuation)
         self.generator: Any = None
         self.n_chunks = 0
@@ -102,14 +106,15 @@ class Sequence:
     def block_hash(self, i: int) -> bytes:
         """Chained content hash of full block ``i`` (ids, audio flags and patch bytes, in order).
 
-        Two sequences share block ``i``'s KV exactly when all positions up to its end agree.
+        Two sequences share block ``i``'s KV exactly when all positions up to its end agree and
+        they speak with the same LoRA (``salt``).
         """
         while len(self._block_keys) <= i:
             j = len(self._block_keys)
             lo, hi = j * self.block_size, (j + 1) * self.block_size
             if hi > len(self.ids):
                 raise ValueError("only full blocks are hashed")
-            h = hashlib.blake2b(self._block_keys[j - 1] if j else b"", digest_size=16)
+            h = hashlib.blake2b(self._block_keys[j - 1] if j else self.salt, digest_size=16)
             h.update(np.asarray(self.ids[lo:hi], dtype=np.int64).tobytes())
             for patch in self.patches[lo:hi]:
                 h.update(b"\x00" if patch is None else b"\x01" + np.asarray(patch, np.float32).tobytes())

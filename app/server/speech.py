@@ -42,8 +42,9 @@ _GENERATION_FAILURES = ("failed on this device", "invalid audio", "shutting down
 
 # ---- speech ---------------------------------------------------------------------------------
 def _voice_prompt(state: ServerState, model: ServedModel, p: SpeechParams, ref, loop):
-    """The request's VoicePrompt and a callback that stores newly encoded library latents
-    (``ref``: the decoded ``ref_audio``, samples and rate, if sent)."""
+    """The request's VoicePrompt, a callback that stores newly encoded library latents
+    (``ref``: the decoded ``ref_audio``, samples and rate, if sent) and the folder of the LoRA
+    attached to the library voice (None when it has none)."""
     from app.audio.io import resample
     from app.models.voxcpm.prompt import VoicePrompt
     from app.voices import latents
@@ -54,15 +55,16 @@ def _voice_prompt(state: ServerState, model: ServedModel, p: SpeechParams, ref, 
         samples, rate = ref
         audio = resample(samples, rate, model.encoder_rate)
         if p.ref_text.strip():
-            return VoicePrompt(prompt_audio=audio, prompt_text=p.ref_text), None
+            return VoicePrompt(prompt_audio=audio, prompt_text=p.ref_text), None, None
         if not v2:
             raise ApiError(
                 400, "This model needs 'ref_text' (the words spoken in ref_audio).", param="ref_text"
             )
-        return VoicePrompt(reference_audio=audio), None
+        return VoicePrompt(reference_audio=audio), None, None
     voice = _find_voice(state, p.voice, stock=True)
     if voice is None:  # "default", or a stock name with no default voice set
-        return None, None
+        return None, None, None
+    lora = state.library.lora_folder(voice)
     if p.ref_text.strip():
         voice = voice.__class__(**{**voice.to_dict(), "transcript": p.ref_text})
     try:
@@ -74,7 +76,7 @@ def _voice_prompt(state: ServerState, model: ServedModel, p: SpeechParams, ref, 
     def store(role: str, array) -> None:
         _to_loop(loop, latents.store, state.library, voice, model.model_id, role, array)
 
-    return prompt, store
+    return prompt, store, None if lora is None else str(lora)
 
 
 def _to_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any) -> None:
@@ -125,13 +127,13 @@ async def _spoken_text(state: ServerState, p: SpeechParams) -> str:
 
 def _synth_request(state: ServerState, model: ServedModel, p: SpeechParams, text: str, ref, loop):
     """The engine request (the voice read and resampled here: on a worker, see :func:`_work`)."""
-    prompt, store = _voice_prompt(state, model, p, ref, loop)
+    prompt, store, lora = _voice_prompt(state, model, p, ref, loop)
     seed = p.seed if p.seed is not None else secrets.randbelow(2**31)
     # A streamed body cannot take back a runaway take, so streams keep their first take, as the
     # official package does (it turns retry_badcase off when streaming); whole files retry.
     request = SynthRequest(text, prompt, seed, p.cfg_value, p.inference_timesteps,
                            min(p.min_new_tokens, p.max_new_tokens), p.max_new_tokens,
-                           retry_badcase=p.stream is None, speed=p.speed)  # fmt: skip
+                           retry_badcase=p.stream is None, speed=p.speed, lora=lora)  # fmt: skip
     try:
         request.check()
     except VoxDeskError as exc:

@@ -53,6 +53,7 @@ def _voice_json(voice) -> dict[str, Any]:
         "type": "audio_sample",
         "created_at": created,
         "ref_text": voice.transcript,
+        "lora": voice.lora or None,  # the name of the LoRA the voice speaks with
         "duration_s": round(voice.duration, 3),
     }
 

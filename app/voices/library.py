@@ -5,6 +5,7 @@ Layout under the library root (default: ``paths.voices_dir()``)::
     <id>/audio.flac     mono, at the rate of the file it came from, exactly as imported/recorded
     <id>/voice.json     metadata (:class:`Voice`), written atomically
     <id>/latents/       cached prompt latents (see app/voices/latents.py)
+    <id>/lora/          an attached LoRA in the official format (lora_weights.*, lora_config.json)
 
 Edits are non-destructive: trimming and normalising only change the metadata; :meth:`VoiceLibrary.audio`
 applies them when the audio is read. A new voice is assembled in a hidden temporary folder and
@@ -42,6 +43,7 @@ from app.voices.voice import MAX_RATE, MAX_STORED_SECONDS, MIN_RATE, Voice, is_s
 log = logging.getLogger(__name__)
 
 META = "voice.json"
+LORA = "lora"
 AUDIO = "audio.flac"
 MAX_SECONDS = 60.0
 MIN_SECONDS = 0.5
@@ -449,6 +451,73 @@ class VoiceLibrary:
     def reset_gain(self, voice: Voice) -> Voice:
         """Undo normalising."""
         return self._save(replace(self.get(voice.id), gain_db=0.0, normalised=False))
+
+    # --- LoRA ----------------------------------------------------------------------------
+
+    def lora_folder(self, voice: Voice) -> Path | None:
+        """The folder of the LoRA attached to ``voice``; None when it has none."""
+        folder = self.folder(voice) / LORA
+        return folder if voice.lora and folder.is_dir() and not folder.is_symlink() else None
+
+    def attach_lora(
+        self, voice: Voice | str, source: str | Path, model_dir: str | Path | None = None
+    ) -> Voice:
+        """Copy the official-format LoRA in ``source`` (its weights file and lora_config.json, not
+        the optimizer state beside them) into the voice's folder, replacing one attached before.
+        ``voice``: a Voice, or a voice's name or id. The copy is checked (readable, complete,
+        nothing executed; against the model in ``model_dir`` too when given) before it replaces
+        anything; VoxDeskError with one line naming the file otherwise."""
+        from app.models.voxcpm.lora import CONFIG_FILE, check_lora_folder, weights_file
+
+        current = self._resolve(voice)
+        source = Path(source)
+        weights = weights_file(source) if source.is_dir() else None
+        if weights is None:
+            raise VoxDeskError(
+                f"{source} has no lora_weights.safetensors or lora_weights.ckpt: choose the folder "
+                "the trainer wrote (a step_… folder)."
+            )
+        home = self.folder(current)
+        staging = home / f".new-lora-{uuid.uuid4().hex[:8]}"
+        try:
+            staging.mkdir()
+            shutil.copyfile(weights, staging / weights.name)
+            if (source / CONFIG_FILE).is_file():
+                shutil.copyfile(source / CONFIG_FILE, staging / CONFIG_FILE)
+            check_lora_folder(staging, model_dir)
+            name = source.name if source.name not in ("", "latest") else source.parent.name
+            self._swap_lora(home, staging)
+        except OSError as exc:
+            raise atomic.friendly_error(exc, home) or VoxDeskError(
+                f"The LoRA could not be copied into {home} ({exc.strerror or exc}): check the disk."
+            ) from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return self._save(replace(current, lora=name[:200] or "LoRA"))
+
+    def remove_lora(self, voice: Voice | str) -> Voice:
+        """Detach the voice's LoRA and delete its copy (the UI asks first)."""
+        current = self._resolve(voice)
+        saved = self._save(replace(current, lora=""))
+        self._swap_lora(self.folder(current), None)
+        return saved
+
+    def _swap_lora(self, home: Path, staging: Path | None) -> None:
+        """Put ``staging`` in place of ``home/lora`` (None: remove it), each step a rename."""
+        target = home / LORA
+        old = home / f".deleted-lora-{uuid.uuid4().hex[:8]}"
+        if target.exists():
+            target.rename(old)
+        if staging is not None:
+            staging.rename(target)
+        atomic.fsync_dir(home)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def _resolve(self, voice: Voice | str) -> Voice:
+        if isinstance(voice, Voice):
+            return self.get(voice.id)
+        found = self.find(voice)
+        return found if found is not None else self.get(voice)
 
     def delete(self, voice: Voice) -> None:
         """Remove the voice and its cached latents (the UI asks for confirmation first)."""

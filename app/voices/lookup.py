@@ -94,3 +94,13 @@ def library_prompt(
         names = ", ".join(v.name for v in library.list()) or "none yet: add one in the window"
         raise VoiceNotFound(key, f"There is no voice named {key!r} in {library.root} (voices: {names}).")
     return to_voice_prompt(library, voice, encoder_rate, "auto", architecture)
+
+
+def library_lora(key: str | None, root: str | Path | None) -> str | None:
+    """The folder of the LoRA attached to library voice ``key`` (None: none, or no such voice)."""
+    if is_model_default(key):
+        return None
+    library = VoiceLibrary(root)
+    voice = find_voice(library, key)
+    folder = library.lora_folder(voice) if voice is not None else None
+    return None if folder is None else str(folder)

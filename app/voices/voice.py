@@ -41,6 +41,7 @@ class Voice:
     normalised: bool = False
     transcript_recognized: bool = False  # filled in by speech recognition, not edited since
     rate: float | None = None  # this voice's speaking rate in scripts (None: the script's rate)
+    lora: str = ""  # the name of the LoRA attached (its files in <id>/lora/); "" for none
 
     @property
     def raw_duration(self) -> float:
@@ -72,7 +73,7 @@ class Voice:
         for name in ("id", "name", "audio_sha256"):
             if name not in values:
                 raise ValueError(f"{name} is missing")
-        for name in ("id", "name", "audio_sha256", "transcript", "created", "source"):
+        for name in ("id", "name", "audio_sha256", "transcript", "created", "source", "lora"):
             if name in values and not isinstance(values[name], str):
                 raise ValueError(f"{name} is not text")
         if not is_safe_id(values["id"]):
@@ -94,6 +95,8 @@ class Voice:
         values["transcript_recognized"] = values.get("transcript_recognized") is True
         if values.get("rate") is not None:
             values["rate"] = _bounded_float(values, "rate", 0.5, 2.0, None)
+        if len(values.get("lora", "")) > 200:
+            raise ValueError("lora is longer than 200 characters")
         return cls(**values)
 
 

@@ -2027,6 +2027,49 @@ Speak anyway? Choose No to trim the voice first.</source>
     </message>
 </context>
 <context>
+    <name>LoRARow</name>
+    <message>
+        <location filename="../views/lora_row.py" line="48"/>
+        <source>Attach LoRA…</source>
+        <translation>附加 LoRA…</translation>
+    </message>
+    <message>
+        <location filename="../views/lora_row.py" line="51"/>
+        <source>Speak this voice with a LoRA fine-tuned on its speaker: choose the folder the trainer wrote.</source>
+        <translation>用针对此说话人微调的 LoRA 朗读此声音：选择训练程序写出的文件夹。</translation>
+    </message>
+    <message>
+        <location filename="../views/lora_row.py" line="54"/>
+        <source>Remove LoRA</source>
+        <translation>移除 LoRA</translation>
+    </message>
+    <message>
+        <location filename="../views/lora_row.py" line="60"/>
+        <source>Checking the LoRA…</source>
+        <translation>正在检查 LoRA…</translation>
+    </message>
+    <message>
+        <location filename="../views/lora_row.py" line="62"/>
+        <source>LoRA: {0}</source>
+        <translation>LoRA：{0}</translation>
+    </message>
+    <message>
+        <location filename="../views/lora_row.py" line="64"/>
+        <source>No LoRA: the recording alone sets the voice.</source>
+        <translation>无 LoRA：仅由录音决定声音。</translation>
+    </message>
+    <message>
+        <location filename="../views/lora_row.py" line="73"/>
+        <source>Choose the LoRA folder (lora_weights and lora_config.json)</source>
+        <translation>选择 LoRA 文件夹（含 lora_weights 与 lora_config.json）</translation>
+    </message>
+    <message>
+        <location filename="../views/lora_row.py" line="102"/>
+        <source>Remove the LoRA “{0}” from the voice “{1}”? Its copy in the library is deleted.</source>
+        <translation>要从声音“{1}”移除 LoRA“{0}”吗？声音库中的副本将被删除。</translation>
+    </message>
+</context>
+<context>
     <name>VoicePanel</name>
     <message>
         <location filename="../views/voice_panel.py" line="204"/>
@@ -2248,6 +2291,16 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/voice_panel.py" line="1"/>
         <source>How fast this voice speaks in scripts; “script's” follows the script's rate</source>
         <translation>这个声音在脚本中的朗读速度；“随脚本”使用脚本的语速</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="282"/>
+        <source>LoRA</source>
+        <translation>LoRA</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="284"/>
+        <source>LoRA: {0}</source>
+        <translation>LoRA：{0}</translation>
     </message>
 </context>
 <context>

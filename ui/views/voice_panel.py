@@ -42,6 +42,7 @@ from ui.errors import report
 from ui.transcriber import Transcriber
 from ui.views.import_status import ImportStatus
 from ui.views.pacing import RateBox
+from ui.views.lora_row import LoRARow
 from ui.views.reference_guide import ReferenceGuide
 from ui.views.segment_table import format_seconds
 from ui.views.waveform import WaveformView
@@ -122,6 +123,7 @@ class VoicePanel(QWidget):
         self.output_line.setObjectName("hint")
         self.output_line.setWordWrap(True)
         self._playing_voice = False
+        self.lora_row = LoRARow(library, dialogs, self.selected)
 
         self.library_box = QGroupBox()
         lib_layout = QVBoxLayout(self.library_box)
@@ -164,6 +166,7 @@ class VoicePanel(QWidget):
         recognize_row.addWidget(self.recognize_status, 1)
         form.addRow(recognize_row)
         form.addRow(self.mode_hint)
+        form.addRow(self.lora_row)
         manage = QHBoxLayout()
         manage.addWidget(self.play_button)
         manage.addStretch(1)
@@ -221,6 +224,7 @@ class VoicePanel(QWidget):
         self.importer.failed.connect(self._import_failed)
         self.importer.cancelled.connect(self._import_cancelled)
         self.import_status.cancelClicked.connect(self.cancel_import)
+        self.lora_row.changed.connect(self._lora_changed)
         self.retranslate()
         self.refresh()
 
@@ -260,6 +264,7 @@ class VoicePanel(QWidget):
         self.recognize_button.setText(self.tr("Recognize words"))
         self.recognize_cancel.setText(self.tr("Cancel"))
         self.import_status.retranslate()
+        self.lora_row.retranslate()
         self._update_hint()
         self._update_info()
 
@@ -283,9 +288,11 @@ class VoicePanel(QWidget):
         self.list.clear()
         icon = self.style().standardIcon(QStyle.StandardPixmap.SP_MediaVolume)
         for voice in self.library.list():
-            item = QListWidgetItem(icon, voice.name)
+            # the badge: a voice with a LoRA speaks with its own fine-tuned weights
+            item = QListWidgetItem(icon, f"{voice.name}  [{self.tr('LoRA')}]" if voice.lora else voice.name)
             item.setData(Qt.ItemDataRole.UserRole, voice.id)
-            item.setToolTip(f"{format_seconds(voice.duration)} · {voice.source}")
+            lora = f" · {self.tr('LoRA: {0}').format(voice.lora)}" if voice.lora else ""
+            item.setToolTip(f"{format_seconds(voice.duration)} · {voice.source}{lora}")
             self.list.addItem(item)
             if voice.id == current:
                 self.list.setCurrentItem(item)
@@ -321,6 +328,11 @@ class VoicePanel(QWidget):
         self._update_hint()
         self._update_info()
         self._update_recognition()
+        self.lora_row.show_voice(voice)
+
+    def _lora_changed(self, voice_id: str) -> None:
+        self.refresh(select_id=voice_id)
+        self.voicesChanged.emit()
 
     # --- what fits -------------------------------------------------------------------------
     def set_fit(self, limits: ModelLimits | None, script: list[tuple[str | None, str]]) -> None:
@@ -471,8 +483,11 @@ class VoicePanel(QWidget):
             job.cancel.set()
 
     def shutdown(self) -> None:
-        """The window closes: stop the imports (their files stay where they are), save recordings."""
+        """The window closes: stop the imports (their files stay where they are), save recordings,
+        let a LoRA being copied finish."""
         self.importer.shutdown()
+        if self.lora_row.worker is not None:
+            self.lora_row.worker.join()
 
     def _finish_import(self, job: ImportJob) -> None:
         if job in self._imports:

@@ -20,6 +20,8 @@ import torch
 import torch.nn.functional as F
 
 from app.errors import VoxDeskError
+from app.models.voxcpm.lora import read_lora
+from app.models.voxcpm.lora_bank import LoRABank
 from app.models.voxcpm.model import VoxCPM
 from app.models.voxcpm.prompt import (
     RETRY_TAKES,
@@ -96,6 +98,20 @@ class Synthesizer:
         self.model = model
         self.tokenizer = tokenizer
         self.decoder = StreamingDecoder(model.audio_vae, max_slots=1)
+        self.lora_bank: LoRABank | None = None
+
+    def use_lora(self, folder: str | Path | None) -> None:
+        """Speak with the official-format LoRA in ``folder`` from now on (None: without one)."""
+        if folder is None:
+            if self.lora_bank is not None:
+                self.lora_bank.rows.uniform(0)
+            return
+        lora = read_lora(folder, self.model.cfg)
+        if self.lora_bank is None:
+            self.lora_bank = LoRABank(self.model, 1)
+        self.lora_bank.ensure(lora)
+        self.lora_bank.load(1, lora)
+        self.lora_bank.rows.uniform(1)
 
     @classmethod
     def from_dir(
@@ -104,6 +120,7 @@ class Synthesizer:
         device: str = "auto",
         dtype: str | None = None,
         cpu_precision: str = "float32",
+        lora: str | Path | None = None,
     ) -> Synthesizer:
         """On the CPU, ``cpu_precision`` (app/cpu_precision.py) picks the dtype or int8 weights;
         the default is the exact fp32 path, the one the parity tests hold to the official loop."""
@@ -116,7 +133,9 @@ class Synthesizer:
         model = load_model(model_dir, device, precision.dtype if precision else dtype)
         if precision is not None and precision.int8:
             model = quantize_int8(model)
-        return cls(model, TextTokenizer(model_dir))
+        synth = cls(model, TextTokenizer(model_dir))
+        synth.use_lora(lora)
+        return synth
 
     @property
     def sample_rate(self) -> int:
