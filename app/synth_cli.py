@@ -159,9 +159,8 @@ def _requests(jobs: list[Job], voice, args: argparse.Namespace) -> list:
     for job in jobs:
         settings = (args.seed, args.cfg, args.timesteps, args.min_len, args.max_len, not args.no_retry)
         text = _designed(job.text, args)
-        reqs.append(
-            SynthRequest(text, voice, *settings, normalize=args.normalize, speed=args.speed, lora=args.lora_dir)
-        )
+        extra = {"normalize": args.normalize, "speed": args.speed, "lora": args.lora_dir}
+        reqs.append(SynthRequest(text, voice, *settings, **extra))
     return reqs
 
 

@@ -41,8 +41,8 @@ from ui.dialogs import Dialogs
 from ui.errors import report
 from ui.transcriber import Transcriber
 from ui.views.import_status import ImportStatus
-from ui.views.pacing import RateBox
 from ui.views.lora_row import LoRARow
+from ui.views.pacing import RateBox
 from ui.views.reference_guide import ReferenceGuide
 from ui.views.segment_table import format_seconds
 from ui.views.waveform import WaveformView
