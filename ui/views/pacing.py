@@ -53,9 +53,10 @@ class PauseForm(QWidget):
         self.boxes: dict[str, QSpinBox] = {}
         self.labels: dict[str, QLabel] = {}
         for name in GAPS:
-            box = QSpinBox()  # (no " ms" suffix on each box: the row fits an 800 px window)
+            box = QSpinBox()  # (no " ms" suffix, narrower than its hint: the row fits 800 px)
             box.setRange(0, 10_000)
             box.setSingleStep(50)
+            box.setMinimumWidth(box.fontMetrics().horizontalAdvance("10000") + 28)
             label = QLabel()
             label.setBuddy(box)
             row.addWidget(label)
