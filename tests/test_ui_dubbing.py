@@ -90,6 +90,10 @@ def test_import_dub_and_export(qtbot, home, ui_model, tmp_path):  # noqa: F811
     )
 
     out = tmp_path / "out"
+    view.length_box.setValue(5.0)  # shorter than the subtitles: one message, nothing asked or written
+    qtbot.mouseClick(view.export_button, Qt.MouseButton.LeftButton)
+    assert "shorter than the subtitles" in dialogs.errors[-1] and not out.exists()
+    view.length_box.setValue(12.0)  # the video's length
     dialogs.folders.append(out)
     qtbot.mouseClick(view.export_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.dubbing.exported, timeout=20_000)
@@ -100,7 +104,7 @@ def test_import_dub_and_export(qtbot, home, ui_model, tmp_path):  # noqa: F811
         "spoken.srt",
         "track.wav",
     ]
-    assert soundfile.info(out / "track.wav").duration == 10.0  # the last cue's end
+    assert soundfile.info(out / "track.wav").duration == 12.0
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert [o["number"] for o in report["overruns"]] == [2]
     assert report["cues"][0]["check"]["flagged"] is True

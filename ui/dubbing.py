@@ -221,6 +221,14 @@ class Dubbing(QObject):
 
         if self.busy() or not self.results or self.view is None:
             return
+        from app.longform.dub_files import track_seconds
+
+        duration = self.view.track_length()
+        try:
+            track_seconds(self.cues, duration)
+        except VoxDeskError as exc:
+            self.w.dialogs.error(self.w, str(exc))
+            return
         start = self.path.parent if self.path is not None else None
         folder = self.w.dialogs.pick_folder(self.w, self.tr("Export the dub into a folder"), start)
         if folder is None:
@@ -239,7 +247,7 @@ class Dubbing(QObject):
             from app.longform.dub_files import export_dub
 
             try:
-                files: Any = export_dub(folder, results, rate, overwrite=True)
+                files: Any = export_dub(folder, results, rate, duration, overwrite=True)
             except Exception as exc:  # noqa: BLE001 - one line for the user
                 files = str(exc) if isinstance(exc, VoxDeskError) else report(exc, "exporting the dub")
             self._written.emit(files)

@@ -2690,5 +2690,20 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <source>{0} ({1})</source>
         <translation>{0}（{1}）</translation>
     </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>last cue&apos;s end</source>
+        <translation>最后一条字幕结束处</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>The exported track&apos;s length: give the video&apos;s, or leave it at the last cue&apos;s end.</source>
+        <translation>导出音轨的长度：填写视频的长度，或保持为最后一条字幕的结束时间。</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Track length</source>
+        <translation>音轨长度</translation>
+    </message>
 </context>
 </TS>

@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDoubleSpinBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -52,6 +53,14 @@ class SubtitleView(QWidget):
         self.takes_box.setValue(takes)
         self.takes_box.setToolTip(
             self.tr("A take longer than its cue is drawn again with a new seed, up to this many takes.")
+        )
+        self.length_box = QDoubleSpinBox()  # the exported track's length: the video's
+        self.length_box.setRange(0.0, 100 * 3600.0)
+        self.length_box.setDecimals(1)
+        self.length_box.setSuffix(" s")
+        self.length_box.setSpecialValueText(self.tr("last cue's end"))
+        self.length_box.setToolTip(
+            self.tr("The exported track's length: give the video's, or leave it at the last cue's end.")
         )
         for box in (self.rate_box, self.takes_box):
             box.valueChanged.connect(
@@ -112,6 +121,9 @@ class SubtitleView(QWidget):
         bottom.addWidget(self.stop_button)
         bottom.addWidget(self.progress, 1)
         bottom.addWidget(self.status)
+        bottom.addSpacing(12)
+        bottom.addWidget(QLabel(self.tr("Track length")))
+        bottom.addWidget(self.length_box)
         bottom.addWidget(self.export_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -125,6 +137,7 @@ class SubtitleView(QWidget):
     def set_cues(self, name: str, cues: Sequence[Cue], default_voice: str) -> None:
         self.file_label.setText(self.tr("{0} · {1} cues").format(name, len(cues)))
         self.model.set_cues(cues, default_voice)
+        self.length_box.setValue(0.0)
         self.summary.setText(self.tr("Press Dub to speak every cue inside its time slot."))
         self.status.setText("")
         self.progress.setValue(0)
@@ -204,6 +217,10 @@ class SubtitleView(QWidget):
     def show_check(self, shown: bool) -> None:
         """The Check column is there when the back-check hears the cues."""
         self.table.setColumnHidden(CHECK, not shown)
+
+    def track_length(self) -> float | None:
+        """The track length asked for in seconds; None: the last cue's end."""
+        return self.length_box.value() or None
 
     def set_busy(self, busy: bool, has_results: bool) -> None:
         self.dub_button.setEnabled(not busy)
