@@ -7,6 +7,7 @@
     voxdesk write-checkpoint --preset tiny-v2 --out DIR
     voxdesk transcribe FILE [--language auto|zh|en|ja|ko|yue] [--model DIR]
     voxdesk models list | download NAME [--source S] [--accept-license]
+    voxdesk book IN.epub|IN.txt|IN.md --model DIR [--voice NAME] [--seed N] --out DIR
 
 Every failure prints one line to stderr and exits non-zero. Subcommands register themselves
 through ``SUBCOMMANDS``: append ``add_parser(subparsers)`` functions to add more (``bench``).
@@ -19,6 +20,7 @@ import os
 import sys
 from collections.abc import Callable
 
+from app.book_cli import add_book
 from app.errors import VoxDeskError
 from app.synth_cli import add_synth
 
@@ -136,6 +138,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_serve,
     add_transcribe,
     add_models,
+    add_book,
 ]
 
 

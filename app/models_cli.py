@@ -196,6 +196,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help="where from (default huggingface; mirror: a Hugging Face mirror)")  # fmt: skip
     get.add_argument("--mirror", metavar="URL", help=f"the mirror's address (default {dl.HF_MIRROR_DEFAULT})")
     get.add_argument("--to", metavar="DIR", help="folder to download into (default: the models folder)")
-    get.add_argument("--accept-license", action="store_true",
-                     help="accept the model's licence without asking (SenseVoice Small has one to accept)")
+    get.add_argument(
+        "--accept-license",
+        action="store_true",
+        help="accept the model's licence without asking (SenseVoice Small has one to accept)",
+    )
     get.set_defaults(func=cmd_download)

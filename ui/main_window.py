@@ -25,6 +25,7 @@ from app.text import normalize
 from app.voices.library import VoiceLibrary
 from ui import gc_guard, wheel_guard
 from ui.backcheck import BackCheck
+from ui.book_actions import BookActions
 from ui.dialogs import Dialogs
 from ui.engine_host import EngineClient, ModelInfo
 from ui.errors import report
@@ -98,6 +99,7 @@ class MainWindow(QMainWindow):
         self.script = ScriptEditor()
         self.transport = TransportBar()
         self.actions = WindowActions(self)
+        self.books = BookActions(self)
         self._autosave_timer = QTimer(self)
         self._autosave_timer.setSingleShot(True)
         self._autosave_timer.setInterval(400)
@@ -160,6 +162,7 @@ class MainWindow(QMainWindow):
         host.deviceChanged.connect(self._device_changed)
         host.latentsEncoded.connect(self._store_latents)
         host.sharedChanged.connect(self.api.attach)
+        host.sharedChanged.connect(self.books.attach)
         host.activity.connect(self._engine_activity)
         self.session.segmentChanged.connect(self._segment_changed)
         self.backcheck.changed.connect(self._segment_changed)
@@ -917,6 +920,7 @@ class MainWindow(QMainWindow):
             return
         self._closed = True
         self.session.stop()
+        self.books.shutdown()
         self.session.wait_for_writes()
         self._autosave_timer.stop()  # saved now: a late timer must not write again after closing
         if settled != "discarded":

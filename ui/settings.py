@@ -35,6 +35,7 @@ TEXT_KEYS = (
     "ui/theme",
     "files/recent",
     "export/last",
+    "book/last",
 )
 BYTES_KEYS = ("window/geometry", "window/state")
 # QSaveFile's temporary copy of settings.ini ("settings.ini.AbC123"), left by a killed process.
@@ -281,6 +282,16 @@ class Settings:
 
     def set_last_export(self, choices: dict[str, object]) -> None:
         self._set("export/last", json.dumps(choices))
+
+    def last_book(self) -> tuple[Path | None, bool]:
+        """The book project last open in the Book view, and whether it was generating when the
+        app closed (then it continues once the model is loaded)."""
+        folder = self._get("book/last", "")
+        return (Path(folder) if folder else None), self._get("book/running", "false") == "true"
+
+    def set_last_book(self, folder: Path | None, running: bool = False) -> None:
+        self._set("book/last", str(folder) if folder else "")
+        self._set("book/running", "true" if running else "false")
 
     def recent_scripts(self) -> list[Path]:
         """Script files last opened or saved, newest first (File › Recent scripts)."""

@@ -74,6 +74,9 @@ class WindowActions(QObject):
         file.addSeparator()
         self._menu_only(file, self.tr("Export audio…"), self.export, "Ctrl+E", sp.SP_DriveHDIcon)
         file.addSeparator()
+        self._action(file, self.tr("Open book…"), lambda: self.w.books.open_book(), None, sp.SP_DirOpenIcon)
+        self._action(file, self.tr("Import book…"), lambda: self.w.books.import_book(), None, None)
+        file.addSeparator()
         self._action(file, self.tr("Quit"), self.w.close, "Ctrl+Q")
         speech = self.speech_menu = bar.addMenu(self.tr("&Speech"))
         for text, slot, keys, icon in (

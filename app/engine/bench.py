@@ -387,8 +387,12 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("bench", help="measure the engine (and the official package, if installed)")
     p.add_argument("--model", required=True, help="model folder (official layout)")
     p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default=None, help="the model's dtype on any device (default: on the CPU "
-                   "bf16 where it has native bf16, else fp32; on a GPU the checkpoint's)")
+    p.add_argument(
+        "--dtype",
+        default=None,
+        help="the model's dtype on any device (default: on the CPU "
+        "bf16 where it has native bf16, else fp32; on a GPU the checkpoint's)",
+    )
     p.add_argument("--cpu-weights", default=None, choices=["int8"], help="CPU: int8 Linear weights")
     p.add_argument("--fidelity", action="store_true", help="CPU: also compare one request with fp32")
     p.add_argument(

@@ -140,7 +140,7 @@ def read_plain(text: str, title: str) -> Book:
     paras = paragraphs(text)
     if len(paras) == 1 and "\n" in text.strip():  # no blank lines: one paragraph per line
         paras = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if len(paras) > 1 and not is_heading(paras[0]) and len(paras[0]) <= _MAX_HEADING and is_heading(paras[1]):
+    if len(paras) > 1 and len(paras[0]) <= _MAX_HEADING and is_heading(paras[1]):
         title, paras = paras[0], paras[1:]  # "The Title" above "Chapter 1"
     return _chapters_at(paras, is_heading, title)
 

@@ -33,13 +33,13 @@ import numpy as np
 from app.atomic import friendly_error, write_bytes, write_json
 from app.errors import VoxDeskError
 from app.longform.book import Book
+from app.models.voxcpm.settings import SEED_LIMIT, check_settings
 from app.text.segmenter import DEFAULT_MAX_CHARS, split_script
 
 FORMAT_VERSION = 1
 SEGMENT_SUFFIX = ".flac"
 BOOK_FILE = "book.json"
 LOG_FILE = "generation.log"
-_SEED_LIMIT = 2**63
 
 
 class ChapterState(str, enum.Enum):
@@ -64,8 +64,7 @@ class BookSettings:
     normalize: bool = False  # numbers, dates, units… spelled out (app/text/normalize.py)
 
     def __post_init__(self) -> None:
-        if not 0 <= self.seed < _SEED_LIMIT:
-            raise VoxDeskError("The seed must be a whole number from 0 to 2**63-1: pick another seed.")
+        check_settings(cfg=self.cfg, timesteps=self.timesteps, min_len=0, max_len=1, seed=self.seed)
         if min(self.sentence_gap, self.paragraph_gap, self.chapter_gap) < 0:
             raise VoxDeskError("A pause cannot be negative: use 0 or more seconds.")
 
@@ -93,7 +92,7 @@ def new_seed() -> int:
 def segment_seed(book_seed: int, chapter: int, segment: int) -> int:
     """The seed of one segment: a hash of the book's seed and the segment's place."""
     digest = hashlib.blake2b(f"{book_seed}/{chapter}/{segment}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") % _SEED_LIMIT
+    return int.from_bytes(digest, "big") % SEED_LIMIT
 
 
 def pieces(text: str, settings: BookSettings) -> list[Piece]:

@@ -63,6 +63,12 @@ class BookProgress:
         return sum(c.state is ChapterState.DONE for c in self.chapters)
 
 
+def format_eta(seconds: float) -> str:
+    """``"4:05"``, or ``"2:04:05"`` past an hour (a book's ETA runs to hours)."""
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
 def book_progress(project: BookProject, active: set[int] = frozenset(), rate: float | None = None,
                   running: bool = False) -> BookProgress:  # fmt: skip
     """The project's progress as on disk; chapters in ``active`` are shown generating."""
@@ -95,12 +101,11 @@ class BookRunner:
         self.sample_rate = sample_rate
         self.window = max(1, window)
 
-    def _todo(self, failed: set[int]) -> Iterator[tuple[int, int]]:
+    def _todo(self) -> Iterator[tuple[int, int]]:
+        """(chapter, segment) of every segment not on disk, in reading order."""
         for ch in range(len(self.project.chapters)):
             done = self.project.done(ch)
             for seg in range(self.project.chapters[ch].segments):
-                if ch in failed:
-                    break
                 if seg not in done:
                     yield ch, seg
 
@@ -120,7 +125,7 @@ class BookRunner:
         for ch in range(len(self.project.chapters)):
             if self.project.state(ch)[0] is ChapterState.FAILED:
                 self.project.clear_failed(ch)
-        todo = self._todo(failed)
+        todo = self._todo()
         flight: dict[int, _InFlight] = {}  # our key -> segment
         keys = itertools.count()
         started = time.monotonic()
@@ -136,7 +141,7 @@ class BookRunner:
 
         def fill() -> None:
             while len(flight) < self.window:
-                nxt = next((t for t in todo if t[0] not in failed), None)
+                nxt = next((t for t in todo if t[0] not in failed), None)  # a failed chapter is skipped
                 if nxt is None:
                     return
                 req = self._request(*nxt)

@@ -21,6 +21,7 @@ _DROP = {"script", "style", "head", "title", "noscript", "svg", "math", "rt", "r
 _NOTE_TYPES = {"noteref", "footnote", "endnote", "rearnote", "footnotes", "endnotes", "rearnotes", "note"}
 _NOTE_MARK = re.compile(r"^\W{0,2}(?:\d{1,4}|[ivxlc]{1,6}|[a-z]|\*{1,3}|†|‡)\W{0,2}$", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")  # a damaged page's bytes
 _HEADINGS = ("h1", "h2", "h3")
 
 
@@ -83,7 +84,7 @@ def paragraphs(root: etree._Element, anchors: set[str] = frozenset()) -> tuple[l
     words: list[str] = []
 
     def end() -> None:
-        text = _SPACES.sub(" ", "".join(words)).strip()
+        text = _SPACES.sub(" ", _CONTROL.sub("", "".join(words))).strip()
         words.clear()
         if text and any(ch.isalnum() for ch in text):
             out.append(text)

@@ -40,6 +40,147 @@
     </message>
 </context>
 <context>
+    <name>BookActions</name>
+    <message>
+        <location filename="../book_actions.py" line="67"/>
+        <source>Open a book project</source>
+        <translation>打开图书项目</translation>
+    </message>
+    <message>
+        <location filename="../book_actions.py" line="74"/>
+        <source>Import a book</source>
+        <translation>导入图书</translation>
+    </message>
+    <message>
+        <location filename="../book_actions.py" line="76"/>
+        <source>Books</source>
+        <translation>图书</translation>
+    </message>
+    <message>
+        <location filename="../book_actions.py" line="101"/>
+        <source>Exporting…</source>
+        <translation>正在导出…</translation>
+    </message>
+    <message>
+        <location filename="../book_actions.py" line="106"/>
+        <source>Exported to {0}</source>
+        <translation>已导出到 {0}</translation>
+    </message>
+</context>
+<context>
+    <name>BookView</name>
+    <message>
+        <location filename="../views/book_view.py" line="97"/>
+        <source>Book</source>
+        <translation>图书</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="98"/>
+        <source>Chapter</source>
+        <translation>章节</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="98"/>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="98"/>
+        <source>Progress</source>
+        <translation>进度</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="99"/>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="100"/>
+        <source>Export…</source>
+        <translation>导出…</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="102"/>
+        <source>No book open</source>
+        <translation>未打开图书</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="103"/>
+        <source>Open a book project, or import an EPUB, TXT or Markdown file.</source>
+        <translation>打开一个图书项目，或导入 EPUB、TXT 或 Markdown 文件。</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="118"/>
+        <source>No cover</source>
+        <translation>无封面</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="119"/>
+        <source>the model&apos;s own voice</source>
+        <translation>模型自带的声音</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="121"/>
+        <source>{0} chapters, {1} characters · voice: {2} · seed {3}</source>
+        <translation>{0} 章，{1} 个字符 · 声音：{2} · 种子 {3}</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="137"/>
+        <source>Pending</source>
+        <translation>等待中</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="138"/>
+        <source>Generating</source>
+        <translation>生成中</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="139"/>
+        <source>Done</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="140"/>
+        <source>Failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="153"/>
+        <source>Finished</source>
+        <translation>全部完成</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="155"/>
+        <source>Measuring speed…</source>
+        <translation>正在测量速度…</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="157"/>
+        <source>{0} left at {1:.0f} characters/s</source>
+        <translation>剩余 {0}，每秒 {1:.0f} 个字符</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="160"/>
+        <source>Paused</source>
+        <translation>已暂停</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="166"/>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="166"/>
+        <source>Start</source>
+        <translation>开始</translation>
+    </message>
+    <message>
+        <location filename="../views/book_view.py" line="172"/>
+        <source>Load a model first (Tools › Models…).</source>
+        <translation>请先加载模型（工具 › 模型…）。</translation>
+    </message>
+</context>
+<context>
     <name>CpuPrecisionBox</name>
     <message>
         <location filename="../views/cpu_settings.py" line="32"/>
@@ -250,6 +391,49 @@
     </message>
 </context>
 <context>
+    <name>ExportBookDialog</name>
+    <message>
+        <location filename="../views/book_dialogs.py" line="43"/>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="90"/>
+        <source>Export the audiobook</source>
+        <translation>导出有声书</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="92"/>
+        <source>One MP3 per chapter</source>
+        <translation>每章一个 MP3 文件</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="93"/>
+        <source>One M4B audiobook with chapter marks</source>
+        <translation>一个带章节标记的 M4B 有声书</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="103"/>
+        <source>Formats:</source>
+        <translation>格式：</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="105"/>
+        <source>Loudness:</source>
+        <translation>响度：</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="106"/>
+        <source>Folder:</source>
+        <translation>文件夹：</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="106"/>
+        <source>Export folder</source>
+        <translation>导出文件夹</translation>
+    </message>
+</context>
+<context>
     <name>ExportDialog</name>
     <message>
         <location filename="../views/export_dialog.py" line="61"/>
@@ -376,6 +560,54 @@
         <location filename="../views/generation_form.py" line="63"/>
         <source>Voice design:</source>
         <translation>声音设计：</translation>
+    </message>
+</context>
+<context>
+    <name>ImportBookDialog</name>
+    <message>
+        <location filename="../views/book_dialogs.py" line="43"/>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="60"/>
+        <source>Import a book</source>
+        <translation>导入图书</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="63"/>
+        <source>The model&apos;s own voice</source>
+        <translation>模型自带的声音</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="69"/>
+        <source>The same seed makes the same audio, also when a run is resumed.</source>
+        <translation>相同的种子生成相同的音频，中断后继续生成也一样。</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="72"/>
+        <source>Book:</source>
+        <translation>图书：</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="73"/>
+        <source>Voice:</source>
+        <translation>声音：</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="74"/>
+        <source>Seed:</source>
+        <translation>种子：</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="75"/>
+        <source>Project folder:</source>
+        <translation>项目文件夹：</translation>
+    </message>
+    <message>
+        <location filename="../views/book_dialogs.py" line="75"/>
+        <source>Project folder</source>
+        <translation>项目文件夹</translation>
     </message>
 </context>
 <context>
@@ -1654,6 +1886,16 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/transport.py"/>
         <source>Export audio…</source>
         <translation>导出音频…</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="77"/>
+        <source>Open book…</source>
+        <translation>打开图书…</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="78"/>
+        <source>Import book…</source>
+        <translation>导入图书…</translation>
     </message>
 </context>
 <context>
