@@ -12,7 +12,8 @@
 # serve: `voxdesk serve` on the GPU with VoxCPM2 real shapes under the load generator (1, 8, 32
 # clients, then a 1,000-request soak: RSS and GPU memory every 500 requests). cpu and cpu2 use the
 # same two host cores (14, 15): ask for one of them per call.
-# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve]
+# book: a 50,000-character book through the book runner and the audiobook export (tests/bench_book.py).
+# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [book]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
 RES=/tmp/bench-res
@@ -41,7 +42,7 @@ cpu_vs_official() {  # LABEL TIMEOUT INT8_ARGS BENCH_ARGS...: ours default, fp32
 }
 cat .whl/COMMIT 2>/dev/null
 nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv
-if want cpu2 || want main || want ablation || want serve || want mem; then
+if want cpu2 || want main || want ablation || want serve || want mem || want book; then
     t=$(date +%s); ckpt voxcpm2 /tmp/v2; echo "write v2 checkpoint: $(( $(date +%s) - t )) s"
 fi
 if want cpu; then
@@ -120,6 +121,12 @@ if want serve; then  # the speech server on the GPU, real shapes, under load and
     echo "== serve: VoxCPM2 on CUDA, 1/8/32 clients x 64 requests of 20 patches, soak 1,000"
     timeout 400 python3 -m app.server.loadgen --model /tmp/v2 --device cuda --concurrency 1,8,32 \
         --requests 64 --soak 1000
+fi
+if want book; then  # issue 20: a 50,000-character book through the book runner, then its MP3s + M4B
+    ckpt voxcpm2 /tmp/v2  # (needs the av wheel in .whl/; 100,000 characters would not export in 6 min)
+    echo "== book: VoxCPM2 on CUDA, 50,000 characters, window 16, export mp3+m4b"
+    timeout 360 python3 tests/bench_book.py --model /tmp/v2 --device cuda --chars 50000 --chapters 12 \
+        --json "$RES/book_gpu.json" 2>&1 | grep -v -E "Warning|warn\("
 fi
 [ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }
 [ -n "$CPU2_PID" ] && { echo "waiting for the cpu2 section"; wait $CPU2_PID; cat "$OUT/cpu2.log"; }
