@@ -95,7 +95,7 @@ def _voice(project, args: argparse.Namespace, encode_rate: int, architecture: st
 
 
 def cmd_book(args: argparse.Namespace) -> int:
-    from app.synth_cli import _make_folder
+    from app.longform.project import BOOK_FILE
 
     if not args.out.strip():
         raise VoxDeskError("--out is empty: give the folder for the book.")
@@ -107,8 +107,9 @@ def cmd_book(args: argparse.Namespace) -> int:
     formats = tuple(f.strip().lower() for f in args.formats.split(",") if f.strip())
     if not formats or set(formats) - {"mp3", "m4b"}:
         raise VoxDeskError(f"--formats takes mp3, m4b or both (got {args.formats}).")
-    _make_folder(out)
-    project = _project(args, out)
+    if not args.model and not (out / BOOK_FILE).exists():
+        raise VoxDeskError("Give --model DIR (a model on this computer).")
+    project = _project(args, out)  # the folder is made only for a book that reads and settings that hold
     if not project.is_done():
         _generate(project, args)
     failed = [

@@ -15,7 +15,8 @@
 # lora: VoxCPM2 real shapes, 16 concurrent requests without LoRAs, then the same 16 with 8 random
 # LoRAs of the official recipe (r 32, alpha 32, LM + DiT) in the same batches, one engine
 # (app/engine/bench_lora.py; target: at least 0.8 of the plain throughput).
-# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [lora]
+# book: a 50,000-character book through the book runner and the audiobook export (tests/bench_book.py).
+# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [lora] [book]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
 RES=/tmp/bench-res
@@ -44,7 +45,7 @@ cpu_vs_official() {  # LABEL TIMEOUT INT8_ARGS BENCH_ARGS...: ours default, fp32
 }
 cat .whl/COMMIT 2>/dev/null
 nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv
-if want cpu2 || want main || want ablation || want serve || want mem || want lora; then
+if want cpu2 || want main || want ablation || want serve || want mem || want lora || want book; then
     t=$(date +%s); ckpt voxcpm2 /tmp/v2; echo "write v2 checkpoint: $(( $(date +%s) - t )) s"
 fi
 if want cpu; then
@@ -128,6 +129,12 @@ if want lora; then  # many LoRAs in one batch against none (under 4 minutes)
     echo "== lora: VoxCPM2, 16 concurrent, 8 LoRAs (r 32, LM + DiT) vs none"
     timeout 240 bash -c 'bench "$@"' _ --model /tmp/v2 --concurrency 16 --steps 100 --loras 8 \
         --json "$RES/lora.json"
+fi
+if want book; then  # issue 20: a 50,000-character book through the book runner, then its MP3s + M4B
+    ckpt voxcpm2 /tmp/v2  # (needs the av wheel in .whl/; 100,000 characters would not export in 6 min)
+    echo "== book: VoxCPM2 on CUDA, 50,000 characters, window 16, export mp3+m4b"
+    timeout 360 python3 tests/bench_book.py --model /tmp/v2 --device cuda --chars 50000 --chapters 12 \
+        --json "$RES/book_gpu.json" 2>&1 | grep -v -E "Warning|warn\("
 fi
 [ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }
 [ -n "$CPU2_PID" ] && { echo "waiting for the cpu2 section"; wait $CPU2_PID; cat "$OUT/cpu2.log"; }

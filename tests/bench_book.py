@@ -7,7 +7,7 @@ The book (``--chars`` characters of sentences drawn from a fixed vocabulary, in 
 Markdown chapters, the same text for the same arguments) goes the way ``voxdesk book`` takes it:
 Markdown import (app/longform/book.py), a book project (app/longform/project.py), the
 :class:`~app.longform.runner.BookRunner` over an :class:`~app.engine.host.EngineHost` with a
-window of ``--window`` segments in flight (continuous batching), then the export (one MP3 a
+window of ``--window`` segments in flight (continuous batching), then ``export_book`` (one MP3 a
 chapter and the M4B, as ``--formats`` asks). Random weights have no meaningful stop head, so each
 request is given the number of patches real speech of its text takes (``--chars-per-second``, 14
 by default, ~150 words a minute, at VoxCPM2's 6.25 patches a second): ``min_len = max_len`` = that
@@ -224,8 +224,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from app.engine import Engine, EngineConfig
     from app.engine.host import EngineHost
-    from app.longform.audiobook_export import BookMeta, ChapterAudio, export_audiobook
     from app.longform.book import import_book
+    from app.longform.book_export import export_book
     from app.longform.project import BookProject, BookSettings
     from app.longform.runner import BookRunner
     from app.models.voxcpm.checkpoint import write_checkpoint
@@ -314,13 +314,7 @@ def main(argv: list[str] | None = None) -> int:
             out = work / "export"
             rss0 = rss_mb()
             t, cpu = time.perf_counter(), time.process_time()
-            chapters = [
-                ChapterAudio(c.title, project.chapter_parts(i)) for i, c in enumerate(project.chapters)
-            ]
-            meta = BookMeta(
-                project.title, project.author, project.cover, project.cover_mime, project.language
-            )
-            export = export_audiobook(chapters, meta, out, formats=tuple(args.formats.split(",")))
+            export = export_book(project, out, formats=tuple(args.formats.split(",")))
             export_s, export_cpu_s = time.perf_counter() - t, time.process_time() - cpu
             files = [*export.chapter_files, *([export.m4b] if export.m4b else [])]
             result["export"] = {

@@ -16,8 +16,8 @@ from tiny import set_stop_head
 
 from app.engine import Engine, EngineConfig
 from app.engine.host import EngineHost
-from app.longform.audiobook_export import BookMeta, ChapterAudio, export_audiobook
 from app.longform.book import import_book
+from app.longform.book_export import export_book
 from app.longform.project import BookProject, BookSettings
 from app.longform.runner import BookRunner
 
@@ -67,20 +67,19 @@ def test_epub_to_chaptered_m4b(tmp_path, quick_model):
         host.close()
     assert final.chapters_done == 3 and project.is_done()
 
-    chapters = [ChapterAudio(c.title, project.chapter_parts(i)) for i, c in enumerate(project.chapters)]
-    meta = BookMeta(project.title, project.author, project.cover, project.cover_mime, project.language)
-    result = export_audiobook(chapters, meta, tmp_path / "out")
+    result = export_book(project, tmp_path / "out")
+    chapters = [project.chapter_parts(i) for i in range(len(project.chapters))]
 
     # each chapter lasts its segments plus their pauses, as the project holds them
     rate = result.sample_rate
     planned = [
         sum(
             round(sf.info(str(path)).frames * rate / sf.info(str(path)).samplerate) / rate + gap
-            for path, gap in ch.parts
+            for path, gap in parts
         )
-        for ch in chapters
+        for parts in chapters
     ]
-    assert [c.title for c in chapters] == TITLES
+    assert [c.title for c in project.chapters] == TITLES
     mp4 = mutagen.mp4.MP4(result.m4b)
     assert [c.title for c in mp4.chapters] == TITLES
     assert [c.start for c in mp4.chapters] == pytest.approx(

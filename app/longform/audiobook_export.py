@@ -131,15 +131,20 @@ def export_audiobook(
     starts = np.concatenate([[0], np.cumsum(lengths)]).astype(int)
     marks = [Mark(c.title, int(starts[i]), int(starts[i + 1])) for i, c in enumerate(chapters)]
 
-    with contextlib.ExitStack() as stack:
+    # The temporary files live until the whole export has succeeded (then all are renamed, once
+    # every file is closed: book_files exits first); each encoder and its open file only as long as
+    # its own file is written: a finished chapter's writer is dropped, so a book of many chapters
+    # does not pile up their encoders' memory (~2 MB a chapter for LAME's state).
+    with contextlib.ExitStack() as temporaries, contextlib.ExitStack() as book_files:
 
-        def writer(path: Path, fmt: str, bit_rate: int, tags: dict[str, str], **kw) -> Background:
-            tmp = stack.enter_context(atomic.atomic_path(path))
-            file = stack.enter_context(open(tmp, "w+b"))  # noqa: SIM115 (the stack closes it)
+        def writer(files: contextlib.ExitStack, path: Path, fmt: str, bit_rate: int, tags: dict[str, str],
+                   **kw) -> Background:  # fmt: skip
+            tmp = temporaries.enter_context(atomic.atomic_path(path))
+            file = files.enter_context(open(tmp, "w+b"))  # noqa: SIM115 (the stack closes it)
             out = AudioWriter(file, fmt, rate, bit_rate, tags, cover=meta.cover, language=meta.language, **kw)
-            stack.callback(out.abandon)
+            files.callback(out.abandon)
             background = Background(out)
-            stack.callback(background.abandon)
+            files.callback(background.abandon)
             return background
 
         book_tags = {
@@ -150,23 +155,25 @@ def export_audiobook(
         }
         book = None
         if m4b_path is not None:
-            book = writer(m4b_path, "m4b", aac_bit_rate, {**book_tags, "title": meta.title}, marks=marks)
+            book_meta = {**book_tags, "title": meta.title}
+            book = writer(book_files, m4b_path, "m4b", aac_bit_rate, book_meta, marks=marks)
         covered = book.writer.has_cover if book else False
         for n, (chapter, plan, gain_db) in enumerate(zip(chapters, plans, gains, strict=True), 1):
-            mp3 = None
-            if mp3_paths:
-                tags = {**book_tags, "title": chapter.title, "track": f"{n}/{len(chapters)}"}
-                mp3 = writer(mp3_paths[n - 1], "mp3", mp3_bit_rate, tags)
-                covered = covered or mp3.writer.has_cover
-            gain = np.float32(10.0 ** (gain_db / 20.0))
-            for block in _blocks(plan, rate, cancel):
-                block = block * gain
-                for out in (book, mp3):
-                    if out is not None:
-                        out.write(block)
-                tick(len(block) * ENCODE_COST)
-            if mp3 is not None:
-                mp3.close()
+            with contextlib.ExitStack() as chapter_files:
+                mp3 = None
+                if mp3_paths:
+                    tags = {**book_tags, "title": chapter.title, "track": f"{n}/{len(chapters)}"}
+                    mp3 = writer(chapter_files, mp3_paths[n - 1], "mp3", mp3_bit_rate, tags)
+                    covered = covered or mp3.writer.has_cover
+                gain = np.float32(10.0 ** (gain_db / 20.0))
+                for block in _blocks(plan, rate, cancel):
+                    block = block * gain
+                    for out in (book, mp3):
+                        if out is not None:
+                            out.write(block)
+                    tick(len(block) * ENCODE_COST)
+                if mp3 is not None:
+                    mp3.close()
         if book is not None:
             book.close()
     tick.done()

@@ -101,12 +101,11 @@ class BookRunner:
         self.sample_rate = sample_rate
         self.window = max(1, window)
 
-    def _todo(self, failed: set[int]) -> Iterator[tuple[int, int]]:
+    def _todo(self) -> Iterator[tuple[int, int]]:
+        """(chapter, segment) of every segment not on disk, in reading order."""
         for ch in range(len(self.project.chapters)):
             done = self.project.done(ch)
             for seg in range(self.project.chapters[ch].segments):
-                if ch in failed:
-                    break
                 if seg not in done:
                     yield ch, seg
 
@@ -126,7 +125,7 @@ class BookRunner:
         for ch in range(len(self.project.chapters)):
             if self.project.state(ch)[0] is ChapterState.FAILED:
                 self.project.clear_failed(ch)
-        todo = self._todo(failed)
+        todo = self._todo()
         flight: dict[int, _InFlight] = {}  # our key -> segment
         keys = itertools.count()
         started = time.monotonic()
@@ -142,7 +141,7 @@ class BookRunner:
 
         def fill() -> None:
             while len(flight) < self.window:
-                nxt = next((t for t in todo if t[0] not in failed), None)
+                nxt = next((t for t in todo if t[0] not in failed), None)  # a failed chapter is skipped
                 if nxt is None:
                     return
                 req = self._request(*nxt)
