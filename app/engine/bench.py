@@ -76,8 +76,15 @@ def run_batch(
     speaks with ``loras[i % len(loras)]`` when LoRA folders are given."""
     text = _text(engine, steps)
     reqs = [
-        SynthRequest(text, voice=voice, seed=seed0 + i, min_len=10**6, max_len=steps, retry_badcase=False,
-                     lora=loras[i % len(loras)] if loras else None)  # fmt: skip
+        SynthRequest(
+            text,
+            voice=voice,
+            seed=seed0 + i,
+            min_len=10**6,
+            max_len=steps,
+            retry_badcase=False,
+            lora=loras[i % len(loras)] if loras else None,
+        )
         for i in range(n)
     ]
     _sync(engine.device)
