@@ -54,7 +54,9 @@ class Clip:
     seconds: float
     text: str  # transcript (recognizer's, or the user's edit)
     confidence: float  # recognizer confidence 0..1 (1.0 once the user edited the text)
-    problem: str | None  # None = usable; else "too short", "too long", "clipped", "silent", "unsure transcript"
+    problem: (
+        str | None
+    )  # None = usable; else "too short", "too long", "clipped", "silent", "unsure transcript"
     excluded: bool = False  # the user's choice (or set from problem); excluded clips are not trained on
     held_out: bool = False  # validation clips (speaker similarity reference), not trained on
 
@@ -154,7 +156,9 @@ class DataSet:
 
     def save(self) -> None:
         clips = [{**asdict(c), "path": f"clips/{c.id}.wav"} for c in self.clips]
-        atomic.write_json(self.folder / "dataset.json", {"format": FORMAT, "sources": self._sources, "clips": clips})
+        atomic.write_json(
+            self.folder / "dataset.json", {"format": FORMAT, "sources": self._sources, "clips": clips}
+        )
 
     # ---- preparation --------------------------------------------------------------------
     def add_sources(
@@ -165,7 +169,9 @@ class DataSet:
         problems: list[str] = []
         files = _expand(sources)
         if not files:
-            return [f"{Path(s).name}: no audio files found ({', '.join(READABLE_SUFFIXES)})." for s in sources]
+            return [
+                f"{Path(s).name}: no audio files found ({', '.join(READABLE_SUFFIXES)})." for s in sources
+            ]
         for i, path in enumerate(files):
             if cancel is not None and cancel():
                 break
@@ -204,7 +210,9 @@ class DataSet:
             self._sources[key] = [c.id for c in new]
             self.save()
 
-    def transcribe(self, recognizer: Any, progress: Progress | None = None, cancel: Cancel | None = None) -> None:
+    def transcribe(
+        self, recognizer: Any, progress: Progress | None = None, cancel: Cancel | None = None
+    ) -> None:
         """Fill text, confidence and problem of every clip that has no text yet (saved after each),
         then choose the held-out clips if none are."""
         from app.asr import NoSpeechError
