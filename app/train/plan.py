@@ -20,6 +20,8 @@ says "estimated". The effective batch stays the official recipe's 16 (2 x 8).
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +29,7 @@ from pathlib import Path
 import torch
 
 from app.errors import VoxDeskError
-from app.models.voxcpm.config import LMConfig, VoxCPMConfig, load_config
+from app.models.voxcpm.config import LMConfig, VoxCPMConfig, load_config, parse_config
 
 EFFECTIVE_BATCH = 16
 MAX_CLIP_SECONDS = 15.0
@@ -69,10 +71,15 @@ def training_device() -> tuple[str | None, str]:
 
 def _count(cfg: VoxCPMConfig) -> tuple[int, int]:
     """(all parameters, LoRA parameters at r = 1) of the model with LM + DiT adapters."""
+    return _count_json(json.dumps(cfg.to_dict(), sort_keys=True))
+
+
+@functools.lru_cache(maxsize=8)
+def _count_json(config_json: str) -> tuple[int, int]:
     from app.models.voxcpm.model import VoxCPM
 
     with torch.device("meta"):
-        model = VoxCPM(cfg)
+        model = VoxCPM(parse_config(json.loads(config_json)))
     total = sum(p.numel() for p in model.parameters())
     lora = 0
     for name, mod in model.named_modules():
