@@ -36,6 +36,7 @@ from ui.script_files import Reopened, reopen_recent
 from ui.settings import Settings
 from ui.speak_session import Builder, SpeakSession
 from ui.stale_takes import describe_changes
+from ui.train.entry import TrainEntry
 from ui.transcriber import Transcriber
 from ui.views.script_editor import ScriptEditor
 from ui.views.segment_table import SegmentRow
@@ -97,6 +98,7 @@ class MainWindow(QMainWindow):
         self.backcheck = BackCheck(self)
         self.script = ScriptEditor()
         self.transport = TransportBar()
+        self.training = TrainEntry(self)
         self.actions = WindowActions(self)
         self._autosave_timer = QTimer(self)
         self._autosave_timer.setSingleShot(True)
@@ -190,6 +192,7 @@ class MainWindow(QMainWindow):
         self.playback.playhead.connect(self._playhead_moved)
         self.playback.stateChanged.connect(self._playback_state)
         self.voices.recordRequested.connect(self.actions.record_voice)
+        self.voices.trainRequested.connect(self.training.train_selected)
         self.voices.latentsCleared.connect(self._forget_prompts)
         self.transport.speakClicked.connect(self.speak)
         self.transport.stopClicked.connect(self.stop)
@@ -787,6 +790,7 @@ class MainWindow(QMainWindow):
         server), or open the model manager; start the Local API if it is switched on."""
         self.voices.output_line.setText(describe_output(self.playback.sink))
         self.apply_local_api()
+        QTimer.singleShot(0, self.training.offer_resume)  # a run left by a quit or a crash
         if self.settings.backend == "server":
             self.model = ModelState(folder=None, state="loading")
             self._show_model_state()
@@ -910,6 +914,9 @@ class MainWindow(QMainWindow):
             super().closeEvent(event)
             return
         self.voices.flush()
+        if not self.training.settle_for_quit():  # a voice is training: pause it, stop it or stay
+            event.ignore()
+            return
         # Save / Discard / Cancel; a restart keeps unsaved work in the autosave (marked unsaved)
         settled = "kept" if self.keep_unsaved_on_close else self.actions.files.settle_unsaved()
         if settled is None:
