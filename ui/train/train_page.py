@@ -48,6 +48,7 @@ class TrainPage(QWizardPage):
         self.last: Any = None  # the last TrainProgress
         self.error: str | None = None  # the job raised: one plain line
         self.ended_for_good = False  # a paused run the user stopped (no longer resumable)
+        self.first_step: int | None = None  # the first step trained since the last (re)start
         icon = self.style().standardIcon
         self.headline = QLabel()
         self.phase = QLabel()
@@ -121,6 +122,11 @@ class TrainPage(QWizardPage):
         return True  # Close is always possible: while training it asks first (wizard.reject)
 
     # --- what the run reports ---------------------------------------------------------------
+    def started(self) -> None:
+        """A (re)start of the job: the next steps are reported afresh."""
+        self.first_step = None
+        self.show_progress(None)
+
     def show_progress(self, progress: Any) -> None:
         self.last = progress
         running = self.w.training_running
@@ -139,6 +145,8 @@ class TrainPage(QWizardPage):
             headline = self.tr("{0} · about {1} left").format(headline, format_duration(progress.eta_seconds))
         self.headline.setText(headline)
         self.phase.setText(self._phase_text(progress))
+        if progress.phase == "training" and self.first_step is None:
+            self.first_step = progress.step
         if progress.phase == "training" and progress.loss is not None:
             self.chart.add_loss(progress.step, progress.loss)
         self._update_buttons()
@@ -150,7 +158,11 @@ class TrainPage(QWizardPage):
             return self.tr("Stopping…")
         texts = {
             "loading": self.tr("Loading the model…"),
-            "training": self.tr("Training…"),
+            "training": (
+                self.tr("Training… (resumed at step {0})").format(self.first_step)
+                if self.first_step is not None and self.first_step > 1
+                else self.tr("Training…")
+            ),
             "validating": self.tr("Speaking and scoring the validation sentence…"),
             "saving": self.tr("Saving a checkpoint…"),
             "paused": (

@@ -111,7 +111,7 @@ class TrainWizard(QWizard):
         self.training.failed.connect(self._failed)
         self.training.finished.connect(self._thread_finished)
         self._phase = None
-        self.train_page.show_progress(None)
+        self.train_page.started()
         self.training.start()
 
     def _opened(self, job: TrainJob) -> None:
