@@ -3,6 +3,8 @@ validation sentence; the best checkpoint highlighted (see ui/train/scores.py).""
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QIcon, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QTableWidget, QTableWidgetItem, QWidget
@@ -11,6 +13,12 @@ from ui.train import scores
 
 PLAY, STEP, LOSS, CER, SIMILARITY, NOTE = range(6)
 STEP_ROLE = Qt.ItemDataRole.UserRole
+
+
+def _measured(validation: object, field: str, form: str) -> str:
+    """A score as text; "—" when there is none (not validated, or not measurable: NaN)."""
+    value = None if validation is None else float(getattr(validation, field))
+    return "—" if value is None or math.isnan(value) else form.format(value)
 
 
 class CheckpointTable(QTableWidget):
@@ -68,8 +76,8 @@ class CheckpointTable(QTableWidget):
                 play,
                 QTableWidgetItem(str(checkpoint.step)),
                 QTableWidgetItem(f"{checkpoint.loss:.3f}"),
-                QTableWidgetItem("—" if validation is None else f"{100 * validation.cer:.1f} %"),
-                QTableWidgetItem("—" if validation is None else f"{validation.similarity:.2f}"),
+                QTableWidgetItem(_measured(validation, "cer", "{:.1%}")),
+                QTableWidgetItem(_measured(validation, "similarity", "{:.2f}")),
                 QTableWidgetItem(self.tr("best") if checkpoint is self.best else ""),
             )
             for column, item in enumerate(cells):

@@ -136,6 +136,10 @@ class TrainPage(QWizardPage):
             self.bar.setRange(0, 0 if running else 1)
             self._update_buttons()
             return
+        self.phase.setText(self._phase_text(progress))
+        if progress.phase == "loading":  # (reported as step 0: keep the step the run is at)
+            self._update_buttons()
+            return
         self.bar.setRange(0, max(1, progress.total_steps))
         self.bar.setValue(progress.step)
         headline = self.tr("Step {0} of {1}").format(progress.step, progress.total_steps)
@@ -144,7 +148,6 @@ class TrainPage(QWizardPage):
         if progress.eta_seconds is not None and running:
             headline = self.tr("{0} · about {1} left").format(headline, format_duration(progress.eta_seconds))
         self.headline.setText(headline)
-        self.phase.setText(self._phase_text(progress))
         if progress.phase == "training" and self.first_step is None:
             self.first_step = progress.step
         if progress.phase == "training" and progress.loss is not None:
@@ -180,6 +183,11 @@ class TrainPage(QWizardPage):
         """Everything the job has on disk (a resumed run, after a validation or at the end)."""
         self.chart.set_losses(losses, total_steps)
         self.show_checkpoints(checkpoints)
+        if self.last is None or self.last.phase == "loading":
+            step = max((c.step for c in checkpoints), default=0)
+            self.headline.setText(self.tr("Step {0} of {1}").format(step, total_steps))
+            self.bar.setRange(0, max(1, total_steps))
+            self.bar.setValue(step)
 
     def show_checkpoints(self, checkpoints: list) -> None:
         self.table.set_checkpoints(checkpoints)
