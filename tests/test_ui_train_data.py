@@ -7,15 +7,15 @@ import json
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWizard
-from ui_fixtures import home, played, ui_model  # noqa: F401
-from ui_train_fixtures import add_recording, open_wizard, train_window, write_recording
+from ui_fixtures import home, played  # noqa: F401
+from ui_train_fixtures import add_recording, open_wizard, train_model, train_window, write_recording  # noqa: F401
 
 from app.train.clips import MIN_SPEECH_SECONDS
 from ui.train.clip_table import EXCLUDE, PLAY, TEXT
 
 
-def test_the_minimum_blocks_next_with_the_reason(qtbot, home, ui_model, tmp_path):  # noqa: F811
-    window, dialogs = train_window(qtbot, ui_model, tmp_path)
+def test_the_minimum_blocks_next_with_the_reason(qtbot, home, train_model, tmp_path):  # noqa: F811
+    window, dialogs = train_window(qtbot, train_model, tmp_path)
     wizard = open_wizard(qtbot, window)
     page = wizard.data_page
     next_button = wizard.button(QWizard.WizardButton.NextButton)
@@ -30,8 +30,8 @@ def test_the_minimum_blocks_next_with_the_reason(qtbot, home, ui_model, tmp_path
     assert dialogs.errors == []
 
 
-def test_clips_are_played_corrected_and_excluded(qtbot, home, ui_model, tmp_path):  # noqa: F811
-    window, dialogs = train_window(qtbot, ui_model, tmp_path)
+def test_clips_are_played_corrected_and_excluded(qtbot, home, train_model, tmp_path):  # noqa: F811
+    window, dialogs = train_window(qtbot, train_model, tmp_path)
     wizard = open_wizard(qtbot, window)
     page, table = wizard.data_page, wizard.data_page.table
     add_recording(qtbot, wizard, dialogs, write_recording(tmp_path / "reading.wav", 40))
@@ -59,8 +59,8 @@ def test_clips_are_played_corrected_and_excluded(qtbot, home, ui_model, tmp_path
     assert dialogs.errors == []
 
 
-def test_preparation_runs_off_the_gui_thread_and_can_be_cancelled(qtbot, home, ui_model, tmp_path):  # noqa: F811
-    window, dialogs = train_window(qtbot, ui_model, tmp_path)
+def test_preparation_runs_off_the_gui_thread_and_can_be_cancelled(qtbot, home, train_model, tmp_path):  # noqa: F811
+    window, dialogs = train_window(qtbot, train_model, tmp_path)
     wizard = open_wizard(qtbot, window)
     page = wizard.data_page
     dialogs.files.append(write_recording(tmp_path / "long.wav", 150))

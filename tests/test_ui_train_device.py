@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from PySide6.QtWidgets import QWizard
-from ui_fixtures import home, ui_model  # noqa: F401
-from ui_train_fixtures import train_window
+from ui_fixtures import home  # noqa: F401
+from ui_train_fixtures import train_model, train_window  # noqa: F401
 
 
-def test_without_a_gpu_the_first_page_says_so_and_the_cpu_needs_a_choice(qtbot, home, ui_model, tmp_path):  # noqa: F811
-    window, dialogs = train_window(qtbot, ui_model, tmp_path)
+def test_without_a_gpu_the_first_page_says_so_and_the_cpu_needs_a_choice(qtbot, home, train_model, tmp_path):  # noqa: F811
+    window, dialogs = train_window(qtbot, train_model, tmp_path)
     menu = next(a.menu() for a in window.menuBar().actions() if a.menu() and "Voices" in a.text())
     train = next(a for a in menu.actions() if a.text() == "Train this voice…")
     train.trigger()
@@ -34,8 +34,8 @@ def test_without_a_gpu_the_first_page_says_so_and_the_cpu_needs_a_choice(qtbot, 
     assert window.training.wizard is None and dialogs.asked == [] and dialogs.errors == []
 
 
-def test_training_needs_a_local_model(qtbot, home, ui_model, tmp_path):  # noqa: F811
-    window, dialogs = train_window(qtbot, ui_model, tmp_path)
+def test_training_needs_a_local_model(qtbot, home, train_model, tmp_path):  # noqa: F811
+    window, dialogs = train_window(qtbot, train_model, tmp_path)
     window.settings.model_dir = None
     window.voices.train_button.click()
     assert window.training.wizard is None

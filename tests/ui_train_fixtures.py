@@ -1,19 +1,60 @@
-"""Shared steps of the training-wizard tests: a window with the tiny model, the tiny recognizer
-and a voice to train; recordings of tones the tiny recognizer hears as words; and the wizard
-walked page by page as a user would (on this CPU-only machine: the explicit CPU choice)."""
+"""Shared steps of the training-wizard tests: a window with a tiny model that trains on real
+clip lengths, the tiny recognizer and a voice to train; recordings of tones the tiny recognizer
+hears as words; and the wizard walked page by page as a user would (on this CPU-only machine:
+the explicit CPU choice)."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 import soundfile as sf
+import torch
+from tiny import write_tiny_checkpoint
 from tiny_asr import tone_words, write_tiny_sensevoice
 from ui_fixtures import ScriptedDialogs, open_window, wait_for_imports, write_voice_file
 
 from app.asr import catalog
+from app.models.voxcpm.audio_vae import AudioVAE, AudioVAEConfig
 
 LONG_WORDS = 150  # 0.9 s a word: about 2:15 of speech, above the 2:00 minimum
+# The real VoxCPM2 audio VAE's strides (25 latent frames a second, 48 kHz out). The stock tiny
+# VAE makes 1,000 a second: a 14 s training clip would be 14,000 positions.
+VAE_RATES = {"encoder_rates": [2, 5, 8, 8], "decoder_rates": [8, 6, 5, 2, 2, 2], "decoder_dim": 64}
+
+
+def write_train_model(folder: Path) -> Path:
+    """The tiny VoxCPM2 checkpoint with the real VAE strides (small widths, random weights)."""
+    model = write_tiny_checkpoint(folder, "voxcpm2")
+    config = json.loads((model / "config.json").read_text())
+    config["audio_vae_config"].update(VAE_RATES)
+    (model / "config.json").write_text(json.dumps(config))
+    torch.manual_seed(0)
+    vae = AudioVAE(AudioVAEConfig.from_dict(config["audio_vae_config"], 2))
+    torch.save({"state_dict": vae.state_dict()}, model / "audiovae.pth")
+    return model
+
+
+@pytest.fixture(scope="session")
+def prepared_data(tmp_path_factory: pytest.TempPathFactory, tiny_asr: Path) -> Path:
+    """A data set prepared once from a long recording (sliced and transcribed by the real code),
+    copied into a run by :func:`open_prepared` so each training test does not prepare it again."""
+    from app.asr import load_recognizer
+    from app.train.clips import DataSet
+
+    folder = tmp_path_factory.mktemp("prepared") / "data"
+    dataset = DataSet.create(folder)
+    dataset.add_sources([write_recording(folder.parent / "reading.wav", LONG_WORDS)])
+    dataset.transcribe(load_recognizer(tiny_asr))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def train_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_train_model(tmp_path_factory.mktemp("train-model"))
 
 
 def write_recording(path: Path, words: int, seed: int = 0) -> Path:
@@ -42,6 +83,19 @@ def open_wizard(qtbot, window):
     wizard.device_page.use_cpu.setChecked(True)
     wizard.next()
     assert wizard.currentPage() is wizard.data_page
+    return wizard
+
+
+def open_prepared(qtbot, window, prepared: Path):
+    """Train this voice… on a voice whose recordings were prepared before (a run left on the
+    recordings page: the wizard takes it up again), and on to its recordings page."""
+    from ui.train import runs
+
+    voice = window.voices.selected()
+    run = runs.new_run(voice.id, voice.name)
+    shutil.copytree(prepared, run.data_dir)
+    wizard = open_wizard(qtbot, window)
+    assert wizard.run == run and wizard.dataset.speech_seconds() >= 120
     return wizard
 
 

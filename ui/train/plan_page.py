@@ -15,7 +15,7 @@ from ui.train.threads import Call
 if TYPE_CHECKING:
     from ui.train.wizard import TrainWizard
 
-MIN_STEPS, MAX_STEPS = 10, 20_000
+MIN_STEPS, MAX_STEPS = 1, 20_000
 MAX_EVERY = 100  # validate and save every this many steps, or more often on a short run
 CHECKPOINTS = 4  # ... so that even a short run has at least this many checkpoints to compare
 GB = 2**30
