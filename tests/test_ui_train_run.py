@@ -48,6 +48,18 @@ def test_walk_from_a_recording_to_a_voice_in_the_library(qtbot, home, train_mode
     assert excluded.id not in trained
     assert trained == {clip.id for clip in wizard.dataset.training_clips()}
 
+    # Closed without keeping a voice: the next Train this voice… offers the ended run again.
+    wizard.close()
+    assert window.training.wizard is None and dialogs.asked == []
+    dialogs.answers = [True]
+    window.voices.refresh(select_id=window.library.find("Ada").id)
+    window.voices.train_button.click()
+    assert "The last training of “Ada” ended at step 2 of 2" in dialogs.questions[-1]
+    wizard = window.training.wizard
+    page = wizard.train_page
+    assert wizard.currentPage() is page and not wizard.training_running
+    assert [step for step, _ in page.chart.points] == [1, 2] and not page.pause_button.isEnabled()
+
     # Every checkpoint was validated; the best one is marked and selected.
     checkpoints = page.table.checkpoints
     assert [c.step for c in checkpoints] == [1, 2]
@@ -61,8 +73,9 @@ def test_walk_from_a_recording_to_a_voice_in_the_library(qtbot, home, train_mode
     assert dialogs.errors == [] and "“Ada (trained)” is in the voice library now" in dialogs.infos[-1]
     voice = window.library.find("Ada (trained)")
     assert voice is not None and window.voices.selected().id == voice.id
+    assert (window.library.folder(voice) / "lora" / "lora_config.json").is_file()
     wizard.close()
-    assert window.training.wizard is None and dialogs.asked == []
+    assert window.training.wizard is None and runs.open_for(window.library.find("Ada").id) is None
 
 
 def test_pause_and_resume_continue_from_the_checkpoint(qtbot, home, train_model, prepared_data, tmp_path):  # noqa: F811

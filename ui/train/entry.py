@@ -53,6 +53,13 @@ class TrainEntry(QObject):
             ).format(run.voice_name, run.step, run.total_steps)
             if not self.w.dialogs.confirm(self.w, question):
                 run = None
+        elif run is not None and run.stage in ("trained", "cancelled"):
+            question = self.tr(
+                "The last training of “{0}” ended at step {1} of {2}, and no voice was kept from it. "
+                "Open it to listen to its checkpoints and keep one? (No starts a new run; it stays saved.)"
+            ).format(run.voice_name, run.step, run.total_steps)
+            if not self.w.dialogs.confirm(self.w, question):
+                run = None
         if run is None:
             run = runs.new_run(voice.id, voice.name)
         self._open(run)

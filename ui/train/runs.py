@@ -20,8 +20,9 @@ log = logging.getLogger(__name__)
 
 RUN_FILE = "run.json"
 # "data": clips being prepared; "training": a job exists and has not ended (running, paused or
-# interrupted); "trained" / "cancelled": the job ended (its checkpoints stay usable).
-STAGES = ("data", "training", "trained", "cancelled")
+# interrupted); "trained" / "cancelled": the job ended (its checkpoints stay usable); "kept": a
+# voice was made from an ended run (it is not offered again).
+STAGES = ("data", "training", "trained", "cancelled", "kept")
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,11 @@ def unfinished() -> list[Run]:
 
 
 def open_for(voice_id: str) -> Run | None:
-    """The voice's most recent run still in preparation or training (None: none)."""
-    return next(
-        (run for run in _all() if run.voice_id == voice_id and run.stage in ("data", "training")), None
-    )
+    """The voice's most recent run still in preparation or training, or ended with checkpoints no
+    voice was kept from (None: none)."""
+    for run in _all():
+        if run.voice_id != voice_id or run.stage == "kept":
+            continue
+        if run.stage in ("data", "training") or run.step > 0:
+            return run
+    return None

@@ -116,7 +116,10 @@ class TrainPage(QWizardPage):
         self.show_progress(self.last)
 
     def initializePage(self) -> None:  # noqa: N802
-        self.w.start_training()
+        if self.w.run.stage in ("trained", "cancelled", "kept"):
+            self.w.open_ended()
+        else:
+            self.w.start_training()
 
     def isComplete(self) -> bool:  # noqa: N802
         return True  # Close is always possible: while training it asks first (wizard.reject)
@@ -211,6 +214,16 @@ class TrainPage(QWizardPage):
         """The job raised (the thread reports one line): the run can be resumed from its last checkpoint."""
         self.error = message
         self.phase.setText(self.tr("Training failed: {0}").format(message))
+        self._update_buttons()
+
+    def show_ended(self, stage: str) -> None:
+        """A run that ended before this wizard opened."""
+        self.ended_for_good = True
+        self.phase.setText(
+            self.tr("Training finished. Listen to the checkpoints and keep the best as a voice.")
+            if stage == "trained"
+            else self.tr("Training stopped. The checkpoints saved so far can still become a voice.")
+        )
         self._update_buttons()
 
     def stopped_for_good(self) -> None:

@@ -16,9 +16,11 @@ import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget, QWizard
 
+from app.errors import VoxDeskError
 from app.train.job import TrainJob
 from app.voices.library import VoiceLibrary
 from ui.dialogs import Dialogs
+from ui.errors import report
 from ui.train import runs
 from ui.train.data_page import DataPage
 from ui.train.device_page import DevicePage
@@ -114,6 +116,16 @@ class TrainWizard(QWizard):
         self.train_page.started()
         self.training.start()
 
+    def open_ended(self) -> None:
+        """Show a run that ended earlier (trained or stopped): its curve and checkpoints, to keep one."""
+        try:
+            self.job = TrainJob.open(self.run.job_dir)
+        except VoxDeskError as err:
+            self.dialogs.error(self, report(err, "opening a training run"))
+            return
+        self._show_job()
+        self.train_page.show_ended(self.run.stage)
+
     def _opened(self, job: TrainJob) -> None:
         self.job = job
         self._show_job()
@@ -167,6 +179,8 @@ class TrainWizard(QWizard):
         self.train_page.stopped_for_good()
 
     def voice_made(self, voice: Any) -> None:
+        if self.run.stage in ("trained", "cancelled"):  # (a paused run stays offered for resuming)
+            self.run = runs.update(self.run, stage="kept")
         self.voiceMade.emit(voice)
 
     # --- closing ----------------------------------------------------------------------------
