@@ -12,6 +12,7 @@ from ui_train_fixtures import (
     add_recording,
     open_prepared,
     open_wizard,
+    prepared_data,  # noqa: F401
     start_training,
     train_model,  # noqa: F401
     train_window,

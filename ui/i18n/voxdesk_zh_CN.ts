@@ -2234,27 +2234,27 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <translation>已取消；已切好的片段都保留。</translation>
     </message>
     <message>
-        <location filename="../train/data_page.py" line="225"/>
+        <location filename="../train/data_page.py" line="226"/>
         <source>No clips yet. At least {0} minutes of speech are needed; 10 minutes or more is best.</source>
         <translation>还没有片段。至少需要 {0} 分钟的语音；10 分钟以上最好。</translation>
     </message>
     <message>
-        <location filename="../train/data_page.py" line="229"/>
+        <location filename="../train/data_page.py" line="230"/>
         <source>Usable speech: {0} of the {1}:00 minimum. Add more recordings to go on.</source>
         <translation>可用语音：{0}，最少需要 {1}:00。请添加更多录音后继续。</translation>
     </message>
     <message>
-        <location filename="../train/data_page.py" line="232"/>
+        <location filename="../train/data_page.py" line="233"/>
         <source>Usable speech: {0}. Enough to train; {1} minutes or more give a closer likeness.</source>
         <translation>可用语音：{0}。足够训练；{1} 分钟以上会更像。</translation>
     </message>
     <message>
-        <location filename="../train/data_page.py" line="235"/>
+        <location filename="../train/data_page.py" line="236"/>
         <source>Usable speech: {0}. Plenty.</source>
         <translation>可用语音：{0}。很充足。</translation>
     </message>
     <message>
-        <location filename="../train/data_page.py" line="240"/>
+        <location filename="../train/data_page.py" line="241"/>
         <source>Speech recognition is not installed, so the clips have no words yet: type what each clip says, or install a recognizer (Models… → Speech recognition) and add the recordings again.</source>
         <translation>没有安装语音识别，所以片段还没有文字：请输入每个片段所说的话，或者安装识别器（模型… → 语音识别）后再次添加录音。</translation>
     </message>
@@ -2286,27 +2286,27 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <translation>仍然用处理器训练（非常慢：默认训练需要几小时到几天）</translation>
     </message>
     <message>
-        <location filename="../train/device_page.py" line="89"/>
+        <location filename="../train/device_page.py" line="90"/>
         <source>Looking for an NVIDIA GPU…</source>
         <translation>正在查找 NVIDIA GPU…</translation>
     </message>
     <message>
-        <location filename="../train/device_page.py" line="94"/>
+        <location filename="../train/device_page.py" line="95"/>
         <source>Training runs on: {0}</source>
         <translation>训练设备：{0}</translation>
     </message>
     <message>
-        <location filename="../train/device_page.py" line="99"/>
+        <location filename="../train/device_page.py" line="100"/>
         <source>Training needs an NVIDIA GPU, and none was found on this computer.</source>
         <translation>训练需要 NVIDIA GPU，而这台电脑上没有找到。</translation>
     </message>
     <message>
-        <location filename="../train/device_page.py" line="105"/>
+        <location filename="../train/device_page.py" line="106"/>
         <source>It can train on the processor instead if you choose that below, but very slowly: the default run takes hours to days there, and the computer is busy all that time.</source>
         <translation>如果在下面选择，也可以改用处理器训练，但非常慢：默认训练需要几小时到几天，期间电脑一直很忙。</translation>
     </message>
     <message>
-        <location filename="../train/device_page.py" line="126"/>
+        <location filename="../train/device_page.py" line="127"/>
         <source>the processor (very slow)</source>
         <translation>处理器（非常慢）</translation>
     </message>
@@ -2394,27 +2394,27 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <translation>每 {0} 步，VoxDesk 保存一个检查点，说出验证句并打分：识别器听到的文字错误率，以及声音与留出片段的相似程度。</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="150"/>
+        <location filename="../train/plan_page.py" line="147"/>
         <source>Sizing the run to this computer…</source>
         <translation>正在按这台电脑配置训练规模…</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="158"/>
+        <location filename="../train/plan_page.py" line="155"/>
         <source>batch size {0} × gradient accumulation {1} = {2} clips an update</source>
         <translation>批大小 {0} × 梯度累积 {1} = 每次更新 {2} 个片段</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="163"/>
+        <location filename="../train/plan_page.py" line="160"/>
         <source>on (recomputes activations: slower, fits a smaller card)</source>
         <translation>开（重新计算激活：较慢，可用于显存较小的显卡）</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="165"/>
+        <location filename="../train/plan_page.py" line="162"/>
         <source>off (not needed)</source>
         <translation>关（不需要）</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="168"/>
+        <location filename="../train/plan_page.py" line="165"/>
         <source>about {0:.1f} GB ({1})</source>
         <translation>约 {0:.1f} GB（{1}）</translation>
     </message>
@@ -2437,7 +2437,12 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <translation>“{0}”有一次未完成的训练（第 {1} 步，共 {2} 步）。要继续吗？（选“否”会开始新的训练；未完成的那次会保留。）</translation>
     </message>
     <message>
-        <location filename="../train/entry.py" line="67"/>
+        <location filename="../train/entry.py" line="58"/>
+        <source>The last training of “{0}” ended at step {1} of {2}, and no voice was kept from it. Open it to listen to its checkpoints and keep one? (No starts a new run; it stays saved.)</source>
+        <translation>“{0}”上一次训练停在第 {1} 步（共 {2} 步），还没有从中保存声音。要打开它试听检查点并保存一个吗？（选“否”会开始新的训练；它仍会保留。）</translation>
+    </message>
+    <message>
+        <location filename="../train/entry.py" line="74"/>
         <source>Training of the voice “{0}” stopped at step {1} of {2}. Resume it now? (It stays saved either way: Train this voice… offers it again.)</source>
         <translation>声音“{0}”的训练停在第 {1} 步（共 {2} 步）。现在继续吗？（无论如何都会保留：“训练这个声音…”会再次提供。）</translation>
     </message>
@@ -2485,120 +2490,122 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <translation>使用此检查点</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="134"/>
+        <location filename="../train/train_page.py" line="137"/>
         <source>Starting…</source>
         <translation>正在启动…</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="145"/>
-        <location filename="../train/train_page.py" line="188"/>
+        <location filename="../train/train_page.py" line="148"/>
+        <location filename="../train/train_page.py" line="191"/>
         <source>Step {0} of {1}</source>
         <translation>第 {0} 步，共 {1} 步</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="147"/>
+        <location filename="../train/train_page.py" line="150"/>
         <source>{0} · loss {1:.3f}</source>
         <translation>{0} · 损失 {1:.3f}</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="149"/>
+        <location filename="../train/train_page.py" line="152"/>
         <source>{0} · about {1} left</source>
         <translation>{0} · 约剩 {1}</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="159"/>
+        <location filename="../train/train_page.py" line="162"/>
         <source>Pausing: saving a checkpoint first…</source>
         <translation>正在暂停：先保存检查点…</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="161"/>
+        <location filename="../train/train_page.py" line="164"/>
         <source>Stopping…</source>
         <translation>正在停止…</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="163"/>
+        <location filename="../train/train_page.py" line="166"/>
         <source>Loading the model…</source>
         <translation>正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="165"/>
+        <location filename="../train/train_page.py" line="168"/>
         <source>Training… (resumed at step {0})</source>
         <translation>正在训练…（从第 {0} 步继续）</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="167"/>
+        <location filename="../train/train_page.py" line="170"/>
         <source>Training…</source>
         <translation>正在训练…</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="169"/>
+        <location filename="../train/train_page.py" line="172"/>
         <source>Speaking and scoring the validation sentence…</source>
         <translation>正在说出验证句并打分…</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="170"/>
+        <location filename="../train/train_page.py" line="173"/>
         <source>Saving a checkpoint…</source>
         <translation>正在保存检查点…</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="172"/>
-        <location filename="../train/train_page.py" line="177"/>
+        <location filename="../train/train_page.py" line="175"/>
+        <location filename="../train/train_page.py" line="180"/>
+        <location filename="../train/train_page.py" line="225"/>
         <source>Training stopped. The checkpoints saved so far can still become a voice.</source>
         <translation>训练已停止。已保存的检查点仍可以保存为声音。</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="174"/>
+        <location filename="../train/train_page.py" line="177"/>
         <source>Paused. Resume now, or close: the run is kept and offered again next time.</source>
         <translation>已暂停。可以现在继续，或者关闭：训练会保留，下次会再提供。</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="176"/>
+        <location filename="../train/train_page.py" line="179"/>
+        <location filename="../train/train_page.py" line="223"/>
         <source>Training finished. Listen to the checkpoints and keep the best as a voice.</source>
         <translation>训练完成。试听各个检查点，把最好的保存为声音。</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="178"/>
-        <location filename="../train/train_page.py" line="213"/>
+        <location filename="../train/train_page.py" line="181"/>
+        <location filename="../train/train_page.py" line="216"/>
         <source>Training failed: {0}</source>
         <translation>训练失败：{0}</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="203"/>
+        <location filename="../train/train_page.py" line="206"/>
         <source>The validation got worse after step {0} while the loss kept falling: the voice may be learning the recordings rather than the speaker (overfitting). Step {0} is the best so far.</source>
         <translation>第 {0} 步之后验证结果变差，而损失仍在下降：模型可能在学录音本身而不是说话人（过拟合）。目前第 {0} 步最好。</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="234"/>
+        <location filename="../train/train_page.py" line="247"/>
         <source>Resume</source>
         <translation>继续</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="234"/>
+        <location filename="../train/train_page.py" line="247"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="236"/>
+        <location filename="../train/train_page.py" line="249"/>
         <source>Continue from the last checkpoint</source>
         <translation>从最近的检查点继续</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="238"/>
+        <location filename="../train/train_page.py" line="251"/>
         <source>Save a checkpoint and stop; resume now or at a later start</source>
         <translation>保存检查点并停下；可以现在或下次启动时继续</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="245"/>
+        <location filename="../train/train_page.py" line="258"/>
         <source>Pause or stop the training first</source>
         <translation>请先暂停或停止训练</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="259"/>
+        <location filename="../train/train_page.py" line="272"/>
         <source>Stop training? The checkpoints saved so far stay, and any of them can become a voice.</source>
         <translation>停止训练吗？已保存的检查点会保留，其中任何一个都可以保存为声音。</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="294"/>
+        <location filename="../train/train_page.py" line="307"/>
         <source>“{0}” is in the voice library now (step {1}). Choose it for any segment to hear it.</source>
         <translation>“{0}”已加入声音库（第 {1} 步）。为任意片段选择它即可试听。</translation>
     </message>
@@ -2606,32 +2613,32 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
 <context>
     <name>TrainWizard</name>
     <message>
-        <location filename="../train/wizard.py" line="75"/>
+        <location filename="../train/wizard.py" line="77"/>
         <source>Train the voice “{0}”</source>
         <translation>训练声音“{0}”</translation>
     </message>
     <message>
-        <location filename="../train/wizard.py" line="76"/>
+        <location filename="../train/wizard.py" line="78"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../train/wizard.py" line="187"/>
+        <location filename="../train/wizard.py" line="202"/>
         <source>The voice is training (step {0} of {1}). Pause it and keep the run to resume later, stop it (its checkpoints stay usable), or keep training?</source>
         <translation>声音正在训练（第 {0} 步，共 {1} 步）。要暂停并保留以便以后继续、停止训练（检查点仍可使用），还是继续训练？</translation>
     </message>
     <message>
-        <location filename="../train/wizard.py" line="190"/>
+        <location filename="../train/wizard.py" line="205"/>
         <source>Pause and keep</source>
         <translation>暂停并保留</translation>
     </message>
     <message>
-        <location filename="../train/wizard.py" line="190"/>
+        <location filename="../train/wizard.py" line="205"/>
         <source>Stop training</source>
         <translation>停止训练</translation>
     </message>
     <message>
-        <location filename="../train/wizard.py" line="190"/>
+        <location filename="../train/wizard.py" line="205"/>
         <source>Keep training</source>
         <translation>继续训练</translation>
     </message>

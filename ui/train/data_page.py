@@ -185,6 +185,7 @@ class DataPage(QWizardPage):
 
     def _thread_finished(self) -> None:
         if self.preparation is not None:
+            self.preparation.wait()  # (finished is sent just before the thread ends)
             self.preparation.deleteLater()
         self.preparation = None
         self.refresh()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWizardPage
 
-from ui.train.threads import Call
+from ui.train.threads import Call, call
 
 if TYPE_CHECKING:
     from ui.train.wizard import TrainWizard
@@ -71,12 +71,13 @@ class DevicePage(QWizardPage):
             return
         from app.train.plan import training_device
 
-        self.probe = Call(training_device, "looking for a GPU to train on", self)
+        self.probe = call(training_device, "looking for a GPU to train on")
         self.probe.done.connect(self._found)
-        self.probe.failed.connect(lambda message: self._found((None, message)))
-        self.probe.finished.connect(self.probe.deleteLater)
-        self.probe.start()
+        self.probe.failed.connect(self._failed)
         self._show()
+
+    def _failed(self, message: str) -> None:
+        self._found((None, message))
 
     def _found(self, found: tuple[str | None, str]) -> None:
         self.found = found

@@ -10,7 +10,7 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QFormLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWizard, QWizardPage
 
 from app.train.job import TrainConfig
-from ui.train.threads import Call
+from ui.train.threads import Call, call
 
 if TYPE_CHECKING:
     from ui.train.wizard import TrainWizard
@@ -122,11 +122,10 @@ class PlanPage(QWizardPage):
         model_dir, device = self.w.model_dir, self.w.device
         self.w.plan = None
         self.problem = ""
-        self.sizing = Call(lambda: plan_training(model_dir, device, None), "sizing a training run", self)
+        self.sizing = call(lambda: plan_training(model_dir, device, None), "sizing a training run")
         self.sizing.done.connect(self._planned)
         self.sizing.failed.connect(self._failed)
         self.sizing.finished.connect(self._sized)
-        self.sizing.start()
         self._show()
 
     def _planned(self, plan: object) -> None:
@@ -136,8 +135,6 @@ class PlanPage(QWizardPage):
         self.problem = message
 
     def _sized(self) -> None:
-        if self.sizing is not None:
-            self.sizing.deleteLater()
         self.sizing = None
         self._show()
         self.completeChanged.emit()

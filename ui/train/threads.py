@@ -15,6 +15,25 @@ from PySide6.QtCore import QObject, QThread, Signal
 from ui.errors import report
 from ui.voice_import import eta
 
+_calls: set[Call] = set()  # running calls: kept alive past a closed wizard until they end
+
+
+def call(fn: Callable[[], Any], context: str) -> Call:
+    """Start ``fn()`` on a :class:`Call` thread. It has no parent, so closing the page that asked
+    does not destroy a running thread; connect its signals to methods of QObjects (Qt drops those
+    connections when the receiver is deleted)."""
+    thread = Call(fn, context)
+    _calls.add(thread)
+    thread.finished.connect(lambda: _finished(thread))
+    thread.start()
+    return thread
+
+
+def _finished(thread: Call) -> None:
+    thread.wait()  # (finished is sent just before the thread ends)
+    _calls.discard(thread)
+    thread.deleteLater()
+
 
 class Call(QThread):
     """Run ``fn()`` once off the GUI thread: ``done(result)`` or ``failed(message)``."""
@@ -22,8 +41,8 @@ class Call(QThread):
     done = Signal(object)
     failed = Signal(str)
 
-    def __init__(self, fn: Callable[[], Any], context: str, parent: QObject | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, fn: Callable[[], Any], context: str) -> None:
+        super().__init__()
         self._fn, self._context = fn, context
 
     def run(self) -> None:

@@ -160,6 +160,7 @@ class TrainWizard(QWizard):
 
     def _thread_finished(self) -> None:
         if self.training is not None:
+            self.training.wait()  # (finished is sent just before the thread ends)
             self.training.deleteLater()
         self.training = None
         self._show_job()
