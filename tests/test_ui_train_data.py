@@ -5,13 +5,24 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QWizard
 from ui_fixtures import home, played  # noqa: F401
 from ui_train_fixtures import add_recording, open_wizard, train_model, train_window, write_recording  # noqa: F401
 
 from app.train.clips import MIN_SPEECH_SECONDS
 from ui.train.clip_table import EXCLUDE, PLAY, TEXT
+
+
+def _drop(data: QMimeData) -> QDropEvent:
+    return QDropEvent(
+        QPointF(10, 10),
+        Qt.DropAction.CopyAction,
+        data,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
 
 
 def test_the_minimum_blocks_next_with_the_reason(qtbot, home, train_model, tmp_path):  # noqa: F811
@@ -63,8 +74,12 @@ def test_preparation_runs_off_the_gui_thread_and_can_be_cancelled(qtbot, home, t
     window, dialogs = train_window(qtbot, train_model, tmp_path)
     wizard = open_wizard(qtbot, window)
     page = wizard.data_page
-    dialogs.files.append(write_recording(tmp_path / "long.wav", 150))
-    page.add_file_button.click()
+    # Dropped on the page (a folder, or audio files; anything else is refused).
+    recording = write_recording(tmp_path / "long.wav", 150)
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(recording)), QUrl.fromLocalFile(str(tmp_path / "notes.txt"))])
+    assert page._dropped(_drop(data)) == [recording]
+    page.dropEvent(_drop(data))
     assert page.running and page.busy_row.isVisible() and not page.add_file_button.isEnabled()
     qtbot.waitUntil(lambda: "Writing down the words" in page.status.text(), timeout=30_000)
     page.cancel_button.click()

@@ -95,7 +95,7 @@ def test_pause_and_resume_continue_from_the_checkpoint(qtbot, home, train_model,
 
     page.pause_button.click()  # Resume
     qtbot.waitUntil(lambda: page.first_step is not None, timeout=120_000)
-    assert page.first_step == paused_at + 1 and f"resumed at step {paused_at + 1}" in page.phase.text()
+    assert page.first_step == paused_at + 1
     # The curve continues: one loss per step, none repeated.
     points = [step for step, _ in page.chart.points]
     assert points == list(range(1, points[-1] + 1)) and points[-1] >= paused_at + 1

@@ -22,9 +22,9 @@ STEPS = 3
 
 
 def render(language: str, out_dir: Path, work: Path) -> list[Path]:
-    from PySide6.QtCore import QEventLoop, QRect, QTimer
+    from PySide6.QtCore import QEventLoop, QRect, Qt, QTimer
     from PySide6.QtGui import QGuiApplication
-    from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
+    from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton, QScrollArea
 
     sys.path.insert(0, str(TESTS))
     from tiny_asr import write_tiny_sensevoice
@@ -100,8 +100,17 @@ def render(language: str, out_dir: Path, work: Path) -> list[Path]:
     def labelled(text: str) -> Callable[[QMessageBox], QPushButton]:
         return lambda box: next(b for b in box.buttons() if b.text() == text)
 
-    # The entry: "Train this voice…" under the selected voice.
-    save(window.grab(), "01_entry")
+    # The entries: "Train this voice…" under the selected voice, and in the Voices menu.
+    scroll = window.voices.parentWidget()
+    while not isinstance(scroll, QScrollArea):
+        scroll = scroll.parentWidget()
+    scroll.ensureWidgetVisible(window.voices.train_button)
+    menu = next(a.menu() for a in window.menuBar().actions() if a.menu() and a.menu().actions()[-1].text()
+                == window.voices.train_button.text())  # fmt: skip
+    menu.popup(window.mapToGlobal(window.menuBar().actionGeometry(menu.menuAction()).bottomLeft()))
+    settle()
+    save(screen(window.frameGeometry()), "01_entry")
+    menu.close()
     window.voices.train_button.click()
     wizard = window.training.wizard
     wizard.move(60, 40)
@@ -125,7 +134,7 @@ def render(language: str, out_dir: Path, work: Path) -> list[Path]:
     dialogs.paths.append(short)
     page.add_file_button.click()
     until(lambda: not page.running)
-    page.table.item(1, EXCLUDE).setCheckState(page.table.item(1, EXCLUDE).checkState().Checked)
+    page.table.item(1, EXCLUDE).setCheckState(Qt.CheckState.Checked)
     page.table.selectRow(0)
     settle()
     save(wizard.grab(), "04_clips")

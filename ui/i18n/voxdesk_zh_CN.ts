@@ -2286,27 +2286,27 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <translation>仍然用处理器训练（非常慢：默认训练需要几小时到几天）</translation>
     </message>
     <message>
-        <location filename="../train/device_page.py" line="90"/>
+        <location filename="../train/device_page.py" line="88"/>
         <source>Looking for an NVIDIA GPU…</source>
         <translation>正在查找 NVIDIA GPU…</translation>
     </message>
     <message>
-        <location filename="../train/device_page.py" line="95"/>
+        <location filename="../train/device_page.py" line="93"/>
         <source>Training runs on: {0}</source>
         <translation>训练设备：{0}</translation>
     </message>
     <message>
-        <location filename="../train/device_page.py" line="100"/>
+        <location filename="../train/device_page.py" line="98"/>
         <source>Training needs an NVIDIA GPU, and none was found on this computer.</source>
         <translation>训练需要 NVIDIA GPU，而这台电脑上没有找到。</translation>
     </message>
     <message>
-        <location filename="../train/device_page.py" line="106"/>
+        <location filename="../train/device_page.py" line="104"/>
         <source>It can train on the processor instead if you choose that below, but very slowly: the default run takes hours to days there, and the computer is busy all that time.</source>
         <translation>如果在下面选择，也可以改用处理器训练，但非常慢：默认训练需要几小时到几天，期间电脑一直很忙。</translation>
     </message>
     <message>
-        <location filename="../train/device_page.py" line="127"/>
+        <location filename="../train/device_page.py" line="125"/>
         <source>the processor (very slow)</source>
         <translation>处理器（非常慢）</translation>
     </message>
@@ -2394,27 +2394,27 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <translation>每 {0} 步，VoxDesk 保存一个检查点，说出验证句并打分：识别器听到的文字错误率，以及声音与留出片段的相似程度。</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="147"/>
+        <location filename="../train/plan_page.py" line="151"/>
         <source>Sizing the run to this computer…</source>
         <translation>正在按这台电脑配置训练规模…</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="155"/>
+        <location filename="../train/plan_page.py" line="159"/>
         <source>batch size {0} × gradient accumulation {1} = {2} clips an update</source>
         <translation>批大小 {0} × 梯度累积 {1} = 每次更新 {2} 个片段</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="160"/>
+        <location filename="../train/plan_page.py" line="164"/>
         <source>on (recomputes activations: slower, fits a smaller card)</source>
         <translation>开（重新计算激活：较慢，可用于显存较小的显卡）</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="162"/>
+        <location filename="../train/plan_page.py" line="166"/>
         <source>off (not needed)</source>
         <translation>关（不需要）</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="165"/>
+        <location filename="../train/plan_page.py" line="169"/>
         <source>about {0:.1f} GB ({1})</source>
         <translation>约 {0:.1f} GB（{1}）</translation>
     </message>
@@ -2495,18 +2495,18 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <translation>正在启动…</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="148"/>
+        <location filename="../train/train_page.py" line="150"/>
         <location filename="../train/train_page.py" line="191"/>
         <source>Step {0} of {1}</source>
         <translation>第 {0} 步，共 {1} 步</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="150"/>
+        <location filename="../train/train_page.py" line="152"/>
         <source>{0} · loss {1:.3f}</source>
         <translation>{0} · 损失 {1:.3f}</translation>
     </message>
     <message>
-        <location filename="../train/train_page.py" line="152"/>
+        <location filename="../train/train_page.py" line="154"/>
         <source>{0} · about {1} left</source>
         <translation>{0} · 约剩 {1}</translation>
     </message>

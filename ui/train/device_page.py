@@ -71,9 +71,7 @@ class DevicePage(QWizardPage):
             return
         from app.train.plan import training_device
 
-        self.probe = call(training_device, "looking for a GPU to train on")
-        self.probe.done.connect(self._found)
-        self.probe.failed.connect(self._failed)
+        self.probe = call(training_device, "looking for a GPU to train on", self._found, self._failed)
         self._show()
 
     def _failed(self, message: str) -> None:

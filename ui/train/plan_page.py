@@ -122,17 +122,21 @@ class PlanPage(QWizardPage):
         model_dir, device = self.w.model_dir, self.w.device
         self.w.plan = None
         self.problem = ""
-        self.sizing = call(lambda: plan_training(model_dir, device, None), "sizing a training run")
-        self.sizing.done.connect(self._planned)
-        self.sizing.failed.connect(self._failed)
-        self.sizing.finished.connect(self._sized)
+        self.sizing = call(
+            lambda: plan_training(model_dir, device, None),
+            "sizing a training run",
+            self._planned,
+            self._failed,
+        )
         self._show()
 
     def _planned(self, plan: object) -> None:
         self.w.plan = plan
+        self._sized()
 
     def _failed(self, message: str) -> None:
         self.problem = message
+        self._sized()
 
     def _sized(self) -> None:
         self.sizing = None

@@ -18,11 +18,16 @@ from ui.voice_import import eta
 _calls: set[Call] = set()  # running calls: kept alive past a closed wizard until they end
 
 
-def call(fn: Callable[[], Any], context: str) -> Call:
-    """Start ``fn()`` on a :class:`Call` thread. It has no parent, so closing the page that asked
-    does not destroy a running thread; connect its signals to methods of QObjects (Qt drops those
-    connections when the receiver is deleted)."""
+def call(
+    fn: Callable[[], Any], context: str, done: Callable[[Any], None], failed: Callable[[str], None]
+) -> Call:
+    """Start ``fn()`` on a :class:`Call` thread; ``done(result)`` or ``failed(message)`` follow on
+    the GUI thread. The thread has no parent, so closing the page that asked does not destroy it
+    while it runs; pass methods of QObjects (Qt drops those connections when the receiver is
+    deleted)."""
     thread = Call(fn, context)
+    thread.done.connect(done)
+    thread.failed.connect(failed)
     _calls.add(thread)
     thread.finished.connect(lambda: _finished(thread))
     thread.start()

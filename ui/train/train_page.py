@@ -139,6 +139,8 @@ class TrainPage(QWizardPage):
             self.bar.setRange(0, 0 if running else 1)
             self._update_buttons()
             return
+        if progress.phase == "training" and self.first_step is None:
+            self.first_step = progress.step
         self.phase.setText(self._phase_text(progress))
         if progress.phase == "loading":  # (reported as step 0: keep the step the run is at)
             self._update_buttons()
@@ -151,8 +153,6 @@ class TrainPage(QWizardPage):
         if progress.eta_seconds is not None and running:
             headline = self.tr("{0} · about {1} left").format(headline, format_duration(progress.eta_seconds))
         self.headline.setText(headline)
-        if progress.phase == "training" and self.first_step is None:
-            self.first_step = progress.step
         if progress.phase == "training" and progress.loss is not None:
             self.chart.add_loss(progress.step, progress.loss)
         self._update_buttons()
