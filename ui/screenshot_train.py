@@ -144,9 +144,9 @@ def render(language: str, out_dir: Path, work: Path) -> list[Path]:
     # The plan, then training.
     wizard.next()
     until(lambda: wizard.plan_page.isComplete())
-    wizard.plan_page.steps.setValue(STEPS)
     settle()
     save(wizard.grab(), "05_plan")
+    wizard.plan_page.steps.setValue(STEPS)
     wizard.next()
     train = wizard.train_page
     until(lambda: train.last is not None and train.last.phase == "training", 600_000)

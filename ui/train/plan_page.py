@@ -51,6 +51,7 @@ class PlanPage(QWizardPage):
         self.steps.setRange(MIN_STEPS, MAX_STEPS)
         self.steps.setSingleStep(100)
         self.steps.setValue(TrainConfig().steps)
+        self.steps.setMaximumWidth(140)
         self.sentence = QLineEdit()
         self.status = QLabel()
         self.status.setWordWrap(True)
@@ -106,12 +107,13 @@ class PlanPage(QWizardPage):
         self._show()
 
     def _show_every(self) -> None:
+        n = every(self.steps.value())
+        when = self.tr("After every step") if n == 1 else self.tr("Every {0} steps").format(n)
         self.hint.setText(
             self.tr(
-                "Every {0} steps VoxDesk saves a checkpoint, speaks the sentence and scores it: the error "
-                "rate of the words as the recognizer hears them, and how alike the voice is to the held-out "
-                "clips."
-            ).format(every(self.steps.value()))
+                "{0} VoxDesk saves a checkpoint, speaks the sentence and scores it: the error rate of the "
+                "words as the recognizer hears them, and how alike the voice is to the held-out clips."
+            ).format(when)
         )
 
     def initializePage(self) -> None:  # noqa: N802
