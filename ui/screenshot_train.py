@@ -4,9 +4,9 @@
 Run it on a real display (``xvfb-run -a -s "-screen 0 1280x800x24"`` with ``QT_QPA_PLATFORM=xcb``:
 the questions are windows of their own, taken from the screen), in English and Chinese, each on a
 throw-away ``VOXDESK_HOME``. The model is the tests' tiny VoxCPM2 with the real VAE strides, the
-recognizer the tests' tiny one (it hears tones as words), both from tests/ (``onnx`` needed): so
-the walk slices, transcribes and trains for real, on the CPU after the explicit choice, three
-steps. What it saw is printed as ``check: ...`` lines beside the file names.
+recognizer and the speaker model the tests' tiny ones (the recognizer hears tones as words), all
+from tests/ (``onnx`` needed): so the walk slices, transcribes and trains for real, on the CPU
+after the explicit choice, three steps. What it saw is printed as ``check: ...`` lines beside the file names.
 """
 
 from __future__ import annotations
@@ -28,11 +28,13 @@ def render(language: str, out_dir: Path, work: Path) -> list[Path]:
 
     sys.path.insert(0, str(TESTS))
     from tiny_asr import write_tiny_sensevoice
+    from tiny_speaker import write_tiny_speaker
     from ui_train_fixtures import write_recording, write_train_model
 
     from app.asr import catalog
     from app.audio.io import write_audio
     from app.audio.player import CaptureSink
+    from app.train import speaker
     from app.voices.library import VoiceLibrary
     from ui.i18n import install_translators, remove_translators
     from ui.main import create_app
@@ -56,6 +58,7 @@ def render(language: str, out_dir: Path, work: Path) -> list[Path]:
     translators = install_translators(app, language)
     model = write_train_model(work / "VoxCPM2-tiny")
     write_tiny_sensevoice(catalog.default_folder())
+    write_tiny_speaker(speaker.default_folder())
     VoiceLibrary().create_from_samples(speech_like(4.0, 16000, 1), 16000, "Ada")
     settings = Settings()
     settings.model_dir = model
@@ -123,7 +126,7 @@ def render(language: str, out_dir: Path, work: Path) -> list[Path]:
     wizard.device_page.use_cpu.setChecked(True)
     wizard.next()
     page = wizard.data_page
-    dialogs.paths.append(write_recording(work / "reading.wav", 170))
+    dialogs.paths.append(write_recording(work / "reading.wav", 210))  # 3 clips held out, 2:20 left
     page.add_file_button.click()
     until(lambda: "%" in page.status.text() and page.bar.value() > 0)
     settle()
@@ -149,7 +152,7 @@ def render(language: str, out_dir: Path, work: Path) -> list[Path]:
     wizard.plan_page.steps.setValue(STEPS)
     wizard.next()
     train = wizard.train_page
-    until(lambda: train.last is not None and train.last.phase == "training", 600_000)
+    until(lambda: train.first_step is not None, 600_000)
     settle()
     save(wizard.grab(), "06_training")
     check("training", train.headline.text())

@@ -2324,97 +2324,107 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <translation>在 H200 上实测</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="79"/>
+        <location filename="../train/plan_page.py" line="80"/>
         <source>The plan</source>
         <translation>训练计划</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="82"/>
+        <location filename="../train/plan_page.py" line="83"/>
         <source>VoxDesk trains a small add-on to the model (a LoRA: rank 32, alpha 32, on the language model and the diffusion decoder, learning rate 0.0001, as the official recipe does), sized to fit this computer&apos;s memory.</source>
         <translation>VoxDesk 为模型训练一个小附加模块（LoRA：秩 32，alpha 32，作用于语言模型和扩散解码器，学习率 0.0001，与官方配方相同），并按这台电脑的内存调整规模。</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="88"/>
+        <location filename="../train/plan_page.py" line="89"/>
         <source>Model:</source>
         <translation>模型：</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="89"/>
+        <location filename="../train/plan_page.py" line="90"/>
         <source>Runs on:</source>
         <translation>设备：</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="90"/>
+        <location filename="../train/plan_page.py" line="91"/>
         <source>Batch:</source>
         <translation>批次：</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="91"/>
+        <location filename="../train/plan_page.py" line="92"/>
         <source>Memory saving:</source>
         <translation>节省内存：</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="92"/>
+        <location filename="../train/plan_page.py" line="93"/>
         <source>Memory needed:</source>
         <translation>所需内存：</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="93"/>
+        <location filename="../train/plan_page.py" line="94"/>
         <source>Steps:</source>
         <translation>步数：</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="94"/>
+        <location filename="../train/plan_page.py" line="95"/>
         <source>Validation sentence:</source>
         <translation>验证句：</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="99"/>
+        <location filename="../train/plan_page.py" line="100"/>
         <source>More steps learn more, and past a point learn the recordings too well (overfitting).</source>
         <translation>步数越多学得越多，超过一定程度会把录音本身学得过头（过拟合）。</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="101"/>
+        <location filename="../train/plan_page.py" line="102"/>
         <source>Each checkpoint speaks this, so you can compare them by ear.</source>
         <translation>每个检查点都会说这句话，方便你用耳朵比较。</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="103"/>
+        <location filename="../train/plan_page.py" line="104"/>
         <source>This is my own voice, and it speaks whatever I write for it.</source>
         <translation>这是我自己的声音，我写什么它就说什么。</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="105"/>
+        <location filename="../train/plan_page.py" line="106"/>
         <source>Start training</source>
         <translation>开始训练</translation>
     </message>
     <message>
         <location filename="../train/plan_page.py" line="111"/>
-        <source>Every {0} steps VoxDesk saves a checkpoint, speaks the sentence and scores it: the error rate of the words as the recognizer hears them, and how alike the voice is to the held-out clips.</source>
-        <translation>每 {0} 步，VoxDesk 保存一个检查点，说出验证句并打分：识别器听到的文字错误率，以及声音与留出片段的相似程度。</translation>
+        <source>After every step</source>
+        <translation>每一步之后</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="151"/>
+        <location filename="../train/plan_page.py" line="111"/>
+        <source>Every {0} steps</source>
+        <translation>每 {0} 步</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="114"/>
+        <source>{0} VoxDesk saves a checkpoint, speaks the sentence and scores it: the error rate of the words as the recognizer hears them, and how alike the voice is to the held-out clips.</source>
+        <translation>{0}，VoxDesk 保存一个检查点，说出验证句并打分：识别器听到的文字错误率，以及声音与留出片段的相似程度。</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="153"/>
         <source>Sizing the run to this computer…</source>
         <translation>正在按这台电脑配置训练规模…</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="159"/>
+        <location filename="../train/plan_page.py" line="161"/>
         <source>batch size {0} × gradient accumulation {1} = {2} clips an update</source>
         <translation>批大小 {0} × 梯度累积 {1} = 每次更新 {2} 个片段</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="164"/>
+        <location filename="../train/plan_page.py" line="166"/>
         <source>on (recomputes activations: slower, fits a smaller card)</source>
         <translation>开（重新计算激活：较慢，可用于显存较小的显卡）</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="166"/>
+        <location filename="../train/plan_page.py" line="168"/>
         <source>off (not needed)</source>
         <translation>关（不需要）</translation>
     </message>
     <message>
-        <location filename="../train/plan_page.py" line="169"/>
+        <location filename="../train/plan_page.py" line="171"/>
         <source>about {0:.1f} GB ({1})</source>
         <translation>约 {0:.1f} GB（{1}）</translation>
     </message>
