@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 from PySide6.QtCore import Qt
-from ui_fixtures import ScriptedDialogs, home, open_window  # noqa: F401
+from ui_fixtures import GuiThreadWatcher, ScriptedDialogs, home, open_window  # noqa: F401
 from ui_train_fixtures import (
     LONG_WORDS,
     add_recording,
@@ -37,8 +37,10 @@ def test_walk_from_a_recording_to_a_voice_in_the_library(qtbot, home, train_mode
     table = wizard.data_page.table
     excluded = wizard.dataset.clips[0]
     table.item(0, EXCLUDE).setCheckState(Qt.CheckState.Checked)
+    watcher = GuiThreadWatcher(heavy=("/torch/", "/app/train/trainer.py", "/app/train/forward.py"))
     start_training(qtbot, wizard, steps=2)
     wait_stopped(qtbot, wizard)
+    assert watcher.stop() == []  # the training never ran on the GUI thread
     page = wizard.train_page
     assert page.last.phase == "done" and wizard.run.stage == "trained" and dialogs.errors == []
     assert "Step 2 of 2" in page.headline.text()

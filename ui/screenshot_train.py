@@ -180,6 +180,7 @@ def render(language: str, out_dir: Path, work: Path) -> list[Path]:
     train.use_button.click()
     settle()
     wizard.close()
+    scroll.ensureWidgetVisible(window.voices.list)
     settle()
     save(window.grab(), "11_library")
     check("voices", [v.name for v in window.library.list()])

@@ -8,6 +8,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+DOTS = 60  # up to this many steps each gets a dot
 SMOOTHING = 0.9  # exponential moving average of the drawn line (the raw loss is noisy per batch)
 BEST = QColor(46, 139, 87)  # the best checkpoint's mark: green, apart from the palette's line colour
 MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 48, 10, 8, 20
@@ -89,15 +90,22 @@ class LossChart(QWidget):
             x = at(step, low).x()
             painter.drawLine(QPointF(x, area.top()), QPointF(x, area.bottom()))
         steps = [step for step, _ in self._points]
+        line = smoothed(losses)
         for values, colour, width in (
             (losses, palette.color(QPalette.ColorRole.Mid), 1.0),
-            (smoothed(losses), palette.color(QPalette.ColorRole.Highlight), 2.0),
+            (line, palette.color(QPalette.ColorRole.Highlight), 2.0),
         ):
             path = QPainterPath(at(steps[0], values[0]))
             for step, value in zip(steps[1:], values[1:], strict=True):
                 path.lineTo(at(step, value))
             painter.setPen(QPen(colour, width))
             painter.drawPath(path)
+        # Dots on the smoothed line where the steps are few (one step is no line), else at the newest.
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(palette.color(QPalette.ColorRole.Highlight))
+        dots = list(zip(steps, line, strict=True))
+        for step, loss in dots if len(dots) <= DOTS else dots[-1:]:
+            painter.drawEllipse(at(step, loss), 3.0, 3.0)
         painter.setPen(text)
         metrics = painter.fontMetrics()
         for value, y in ((high, area.top()), (low, area.bottom())):
