@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _command(tiny_v2, data, out) -> list[str]:
-    return [sys.executable, "-m", "app", "train", "--voice", "Trained", "--data", str(data), "--model",
+    return [sys.executable, "-m", "app.cli", "train", "--voice", "Trained", "--data", str(data), "--model",
             str(tiny_v2), "--steps", "6", "--save-every", "2", "--out", str(out), "--device", "cpu",
             "--grad-accum", "1", "--allow-little-data"]  # fmt: skip
 
