@@ -7,6 +7,7 @@
     voxdesk write-checkpoint --preset tiny-v2 --out DIR
     voxdesk transcribe FILE [--language auto|zh|en|ja|ko|yue] [--model DIR]
     voxdesk models list | download NAME [--source S] [--accept-license]
+    voxdesk train --voice NAME --data DIR|FILE --model DIR [--steps N] [--out DIR]
 
 Every failure prints one line to stderr and exits non-zero. Subcommands register themselves
 through ``SUBCOMMANDS``: append ``add_parser(subparsers)`` functions to add more (``bench``).
@@ -128,6 +129,12 @@ def add_models(sub: argparse._SubParsersAction) -> None:
     add_parser(sub)
 
 
+def add_train(sub: argparse._SubParsersAction) -> None:
+    from app.train.cli import add_parser
+
+    add_parser(sub)
+
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_synth,
     add_info,
@@ -136,6 +143,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_serve,
     add_transcribe,
     add_models,
+    add_train,
 ]
 
 

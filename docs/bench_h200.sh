@@ -12,7 +12,9 @@
 # serve: `voxdesk serve` on the GPU with VoxCPM2 real shapes under the load generator (1, 8, 32
 # clients, then a 1,000-request soak: RSS and GPU memory every 500 requests). cpu and cpu2 use the
 # same two host cores (14, 15): ask for one of them per call.
-# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve]
+# train: LoRA training (tests/bench_train.py): step time and peak memory of VoxCPM2 and VoxCPM1.5 at the
+# plans chosen for 8/12/24 GB cards, then 300 steps on a synthetic set with the loss going down.
+# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [train]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
 RES=/tmp/bench-res
@@ -120,6 +122,13 @@ if want serve; then  # the speech server on the GPU, real shapes, under load and
     echo "== serve: VoxCPM2 on CUDA, 1/8/32 clients x 64 requests of 20 patches, soak 1,000"
     timeout 400 python3 -m app.server.loadgen --model /tmp/v2 --device cuda --concurrency 1,8,32 \
         --requests 64 --soak 1000
+fi
+if want train; then  # LoRA training: the plans for 8/12/24 GB cards measured, and a 300-step loss curve
+    ckpt voxcpm2 /tmp/v2
+    ckpt voxcpm1.5 /tmp/v15
+    echo "== train: VoxCPM2 and VoxCPM1.5 LoRA step time and peak memory (8/12/24 GB plans), 300 steps"
+    timeout 300 python3 tests/bench_train.py --device cuda --ckpt voxcpm2=/tmp/v2 --ckpt voxcpm1.5=/tmp/v15 \
+        --json "$RES/train.json"
 fi
 [ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }
 [ -n "$CPU2_PID" ] && { echo "waiting for the cpu2 section"; wait $CPU2_PID; cat "$OUT/cpu2.log"; }

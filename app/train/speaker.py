@@ -38,7 +38,7 @@ class KnownSpeakerModel:
 
 
 CAMPPLUS_ZH_EN = KnownSpeakerModel(
-    key="3dspeaker-campplus-zh-en",
+    key="CAMPlusSpeaker",
     title="3D-Speaker CAM++ (Chinese and English speakers)",
     hf_repo="csukuangfj/speaker-embedding-models",
     remote_file="3dspeaker_speech_campplus_sv_zh_en_16k-common_advanced.onnx",
@@ -58,6 +58,11 @@ def speaker_models_dir() -> Path:
 
 def default_folder(model: KnownSpeakerModel = CAMPPLUS_ZH_EN) -> Path:
     return speaker_models_dir() / model.key
+
+
+def check_folder(folder: Path) -> list[str]:
+    """What keeps ``folder`` from holding a speaker model (empty: nothing)."""
+    return [] if (Path(folder) / MODEL_FILE).is_file() else [f"{MODEL_FILE} is missing"]
 
 
 class SpeakerModel:

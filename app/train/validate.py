@@ -105,7 +105,10 @@ class Validator:
         if self._recognizer is not None:
             cer = self._cer(audio, rate, score)
         if self._speaker is not None and self.references and len(audio):
-            similarity = self._similarity(audio, rate)
+            try:
+                similarity = self._similarity(audio, rate)
+            except VoxDeskError as exc:  # e.g. a sentence cut too short to embed
+                log.warning("validation speaker similarity failed: %s", exc)
         return ValidationScore(step, cer, similarity, path)
 
     def _cer(self, audio: np.ndarray, rate: int, score) -> float:
