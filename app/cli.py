@@ -9,6 +9,7 @@
     voxdesk models list | download NAME [--source S] [--accept-license]
     voxdesk dub SUBS.srt|SUBS.vtt --model DIR [--voice NAME] [--max-rate-change 0.25] --out DIR
     voxdesk book IN.epub|IN.txt|IN.md --model DIR [--voice NAME] [--seed N] --out DIR
+    voxdesk train --voice NAME --data DIR|FILE --model DIR [--steps N] [--out DIR]
 
 Every failure prints one line to stderr and exits non-zero. Subcommands register themselves
 through ``SUBCOMMANDS``: append ``add_parser(subparsers)`` functions to add more (``bench``).
@@ -137,6 +138,12 @@ def add_models(sub: argparse._SubParsersAction) -> None:
     add_parser(sub)
 
 
+def add_train(sub: argparse._SubParsersAction) -> None:
+    from app.train.cli import add_parser
+
+    add_parser(sub)
+
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_synth,
     add_info,
@@ -147,6 +154,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_models,
     add_dub,
     add_book,
+    add_train,
 ]
 
 

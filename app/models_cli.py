@@ -32,7 +32,7 @@ class Entry:
 
     key: str
     title: str
-    kind: str  # "speech" or "recognizer"
+    kind: str  # "speech", "recognizer" or "speaker"
     size_mb: int
     license: License
     folder: Path
@@ -50,6 +50,7 @@ class Entry:
 def catalog() -> list[Entry]:
     from app.asr import catalog as asr
     from app.paths import models_dir
+    from app.train import speaker as spk
 
     def speech(m: dl.KnownModel) -> Entry:
         def fetch(source, dest, progress, cancel):
@@ -65,7 +66,15 @@ def catalog() -> list[Entry]:
         return Entry(r.key, r.title, "recognizer", r.size_mb, r.license, asr.default_folder(r), fetch,
                      asr.validate_recognizer_dir)  # fmt: skip
 
-    return [*map(speech, dl.KNOWN_MODELS), *map(recognizer, asr.KNOWN_RECOGNIZERS)]
+    def speaker(m: spk.KnownSpeakerModel) -> Entry:
+        def fetch(source, dest, progress, cancel):
+            return spk.download_speaker_model(m, source, dest, progress, cancel)
+
+        return Entry(m.key, m.title, "speaker", m.size_mb, m.license, spk.default_folder(m), fetch,
+                     spk.check_folder)  # fmt: skip
+
+    return [*map(speech, dl.KNOWN_MODELS), *map(recognizer, asr.KNOWN_RECOGNIZERS),
+            *map(speaker, spk.KNOWN_SPEAKER_MODELS)]  # fmt: skip
 
 
 def find(name: str) -> Entry:
@@ -92,7 +101,9 @@ def _source(args: argparse.Namespace) -> dl.Source:
 # ---- list -----------------------------------------------------------------------------------
 def cmd_list(args: argparse.Namespace) -> int:
     for e in catalog():
-        kind = "speech recognition" if e.kind == "recognizer" else "speech model"
+        kind = {"recognizer": "speech recognition", "speaker": "speaker similarity (training)"}.get(
+            e.kind, "speech model"
+        )
         print(f"{e.key:<16}{e.title}")
         print(f"{'':<16}{kind}, about {e.size_mb:,} MB, licence {e.license.name}; {e.state()}")
         print(f"{'':<16}{e.folder}")

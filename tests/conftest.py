@@ -9,8 +9,9 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).parent))
 
-# Session fixtures tiny_v1 / tiny_v2 (tiny random checkpoints) and tiny_asr (a tiny recognizer).
-pytest_plugins = ["tiny", "tiny_asr"]
+# Session fixtures tiny_v1 / tiny_v2 (tiny random checkpoints), tiny_asr (a tiny recognizer) and
+# tiny_speaker (a tiny speaker-embedding model).
+pytest_plugins = ["tiny", "tiny_asr", "tiny_speaker"]
 
 
 _exit_status = 0

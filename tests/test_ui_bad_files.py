@@ -21,7 +21,6 @@ from app.voices.library import META, VoiceLibrary
 posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs, /dev/zero, plain links: POSIX")
 
 
-
 def two_voices(tmp_path: Path) -> tuple[VoiceLibrary, str, str]:
     library = VoiceLibrary(paths.voices_dir())
     anna = library.import_file(write_voice_file(tmp_path / "Anna.wav", 220))

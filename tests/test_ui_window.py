@@ -158,7 +158,9 @@ def test_faster_cpu_weights_from_settings_reload_the_engine_and_speak(qtbot, hom
     window = open_window(qtbot, ui_model, dialogs)
     assert window.device_label.text() == describe_device("cpu", decide())
     automatic = (
-        "fp32: no native bf16 on this CPU", "bf16: this CPU has AMX", "bf16: this CPU has AVX512-BF16"
+        "fp32: no native bf16 on this CPU",
+        "bf16: this CPU has AMX",
+        "bf16: this CPU has AVX512-BF16",
     )
     assert window.device_label.text() in [f"CPU · {why}" for why in automatic]
     import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))

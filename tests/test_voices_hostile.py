@@ -23,7 +23,6 @@ from app.voices.names import clean_name
 posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs, /dev/zero, plain links: POSIX")
 
 
-
 def tone(seconds: float = 1.0, rate: int = 16000) -> np.ndarray:
     t = np.arange(int(seconds * rate)) / rate
     return (0.25 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)

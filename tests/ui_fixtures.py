@@ -54,6 +54,8 @@ class ScriptedDialogs(Dialogs):
         self.choice_questions: list[tuple[str, list[str]]] = []
         self.unsaved_questions: list[str] = []
         self.unsaved_answers: list[str] = []  # "save", "discard" or "cancel"; none left: "discard"
+        self.asked: list[tuple[str, list[str]]] = []
+        self.ask_answers: list[int] = []  # the index of the button pressed; none left: the last (Esc)
 
     def error(self, parent, message):
         self.errors.append(message)
@@ -68,6 +70,10 @@ class ScriptedDialogs(Dialogs):
     def unsaved(self, parent, message):
         self.unsaved_questions.append(message)
         return self.unsaved_answers.pop(0) if self.unsaved_answers else "discard"
+
+    def ask(self, parent, message, options):
+        self.asked.append((message, list(options)))
+        return self.ask_answers.pop(0) if self.ask_answers else len(options) - 1
 
     def open_audio(self, parent):
         return self.files.pop(0) if self.files else None

@@ -77,6 +77,19 @@ class Dialogs:
         )
         return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")
 
+    def ask(self, parent: QWidget | None, message: str, options: list[str]) -> int:
+        """A question answered by one of several buttons: the index of the one pressed (the first is
+        the default; Esc and the title bar's close mean the last one)."""
+        title = QCoreApplication.translate("Dialogs", "VoxDesk")
+        no_buttons = QMessageBox.StandardButton.NoButton
+        box = QMessageBox(QMessageBox.Icon.Question, title, message, no_buttons, parent)
+        buttons = [box.addButton(text, QMessageBox.ButtonRole.AcceptRole) for text in options]
+        box.setDefaultButton(buttons[0])
+        box.setEscapeButton(buttons[-1])
+        box.exec()
+        clicked = box.clickedButton()
+        return buttons.index(clicked) if clicked in buttons else len(options) - 1
+
     def open_audio(self, parent: QWidget | None) -> Path | None:
         name, _ = QFileDialog.getOpenFileName(
             parent,

@@ -47,6 +47,7 @@ from ui.script_files import Reopened, reopen_recent
 from ui.settings import Settings
 from ui.speak_session import Builder, SpeakSession
 from ui.stale_takes import describe_changes
+from ui.train.entry import TrainEntry
 from ui.transcriber import Transcriber
 from ui.views.pacing import GAPS
 from ui.views.script_editor import ScriptEditor
@@ -111,6 +112,7 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()  # the script, and the subtitle view once subtitles are imported
         self.dubbing = Dubbing(self)
         self.transport = TransportBar()
+        self.training = TrainEntry(self)
         self.actions = WindowActions(self)
         self.books = BookActions(self)
         self._autosave_timer = QTimer(self)
@@ -209,6 +211,7 @@ class MainWindow(QMainWindow):
         self.playback.playhead.connect(self._playhead_moved)
         self.playback.stateChanged.connect(self._playback_state)
         self.voices.recordRequested.connect(self.actions.record_voice)
+        self.voices.trainRequested.connect(self.training.train_selected)
         self.voices.latentsCleared.connect(self._forget_prompts)
         self.transport.speakClicked.connect(self.speak)
         self.transport.stopClicked.connect(self.stop)
@@ -816,6 +819,7 @@ class MainWindow(QMainWindow):
         server), or open the model manager; start the Local API if it is switched on."""
         self.voices.output_line.setText(describe_output(self.playback.sink))
         self.apply_local_api()
+        QTimer.singleShot(0, self.training.offer_resume)  # a run left by a quit or a crash
         if self.settings.backend == "server":
             self.model = ModelState(folder=None, state="loading")
             self._show_model_state()
@@ -939,6 +943,9 @@ class MainWindow(QMainWindow):
             super().closeEvent(event)
             return
         self.voices.flush()
+        if not self.training.settle_for_quit():  # a voice is training: pause it, stop it or stay
+            event.ignore()
+            return
         # Save / Discard / Cancel; a restart keeps unsaved work in the autosave (marked unsaved)
         settled = "kept" if self.keep_unsaved_on_close else self.actions.files.settle_unsaved()
         if settled is None or not (self.keep_unsaved_on_close or self.dubbing.settle()):

@@ -97,6 +97,9 @@ class WindowActions(QObject):
         self._action(
             voices, self.tr("Import…"), self.w.voices.import_dialog, "Ctrl+I", sp.SP_DialogOpenButton
         )
+        voices.addSeparator()
+        train = self.w.training.train_selected
+        self._action(voices, self.tr("Train this voice…"), train, None, sp.SP_ArrowUp)
         tools = bar.addMenu(self.tr("&Tools"))
         self._action(tools, self.tr("Models…"), self.manage_models, None, sp.SP_ComputerIcon)
         self._action(

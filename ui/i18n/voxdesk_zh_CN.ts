@@ -2301,6 +2301,14 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/voice_panel.py" line="284"/>
         <source>LoRA: {0}</source>
         <translation>LoRA：{0}</translation>
+        <location filename="../views/voice_panel.py" line="62"/>
+        <source>Train this voice…</source>
+        <translation>训练这个声音…</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="236"/>
+        <source>Fine-tune the model on recordings of this voice for a closer likeness (needs a GPU)</source>
+        <translation>用这个声音的录音微调模型，让声音更像（需要 GPU）</translation>
     </message>
 </context>
 <context>
@@ -2677,6 +2685,171 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
     </message>
     <message>
         <location filename="../views/subtitle_view.py"/>
+        <location filename="../window_actions.py" line="96"/>
+        <source>Train this voice…</source>
+        <translation>训练这个声音…</translation>
+    </message>
+</context>
+<context>
+    <name>CheckpointTable</name>
+    <message>
+        <location filename="../train/checkpoint_table.py" line="47"/>
+        <source>Step</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <location filename="../train/checkpoint_table.py" line="47"/>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <location filename="../train/checkpoint_table.py" line="47"/>
+        <source>Error rate</source>
+        <translation>错误率</translation>
+    </message>
+    <message>
+        <location filename="../train/checkpoint_table.py" line="47"/>
+        <source>Similarity</source>
+        <translation>相似度</translation>
+    </message>
+    <message>
+        <location filename="../train/checkpoint_table.py" line="51"/>
+        <source>Character error rate of the validation sentence as the recognizer hears it: lower is better</source>
+        <translation>识别器听验证句时的字错误率：越低越好</translation>
+    </message>
+    <message>
+        <location filename="../train/checkpoint_table.py" line="55"/>
+        <source>Speaker similarity to the held-out clips, 0 to 1: higher is better</source>
+        <translation>与留出片段的说话人相似度，0 到 1：越高越好</translation>
+    </message>
+    <message>
+        <location filename="../train/checkpoint_table.py" line="74"/>
+        <source>Play the validation sentence</source>
+        <translation>播放验证句</translation>
+    </message>
+    <message>
+        <location filename="../train/checkpoint_table.py" line="81"/>
+        <source>best</source>
+        <translation>最佳</translation>
+    </message>
+</context>
+<context>
+    <name>ClipTable</name>
+    <message>
+        <location filename="../train/clip_table.py" line="23"/>
+        <source>too short</source>
+        <translation>太短</translation>
+    </message>
+    <message>
+        <location filename="../train/clip_table.py" line="24"/>
+        <source>too long</source>
+        <translation>太长</translation>
+    </message>
+    <message>
+        <location filename="../train/clip_table.py" line="25"/>
+        <source>clipped</source>
+        <translation>削波失真</translation>
+    </message>
+    <message>
+        <location filename="../train/clip_table.py" line="26"/>
+        <source>silent</source>
+        <translation>无声</translation>
+    </message>
+    <message>
+        <location filename="../train/clip_table.py" line="27"/>
+        <source>unsure transcript</source>
+        <translation>文字不确定</translation>
+    </message>
+    <message>
+        <location filename="../train/clip_table.py" line="61"/>
+        <source>Words spoken</source>
+        <translation>所说的话</translation>
+    </message>
+    <message>
+        <location filename="../train/clip_table.py" line="61"/>
+        <source>Length</source>
+        <translation>时长</translation>
+    </message>
+    <message>
+        <location filename="../train/clip_table.py" line="61"/>
+        <source>Problem</source>
+        <translation>问题</translation>
+    </message>
+    <message>
+        <location filename="../train/clip_table.py" line="61"/>
+        <source>Exclude</source>
+        <translation>排除</translation>
+    </message>
+    <message>
+        <location filename="../train/clip_table.py" line="64"/>
+        <source>Double-click the words to correct them; Ctrl+Space plays the selected clip.</source>
+        <translation>双击文字可以修改；Ctrl+空格 播放选中的片段。</translation>
+    </message>
+    <message>
+        <location filename="../train/clip_table.py" line="77"/>
+        <source>Play this clip</source>
+        <translation>播放此片段</translation>
+    </message>
+    <message>
+        <location filename="../train/clip_table.py" line="86"/>
+        <source>validation</source>
+        <translation>验证用</translation>
+    </message>
+    <message>
+        <location filename="../train/clip_table.py" line="89"/>
+        <source>Held out: each checkpoint&apos;s speaker similarity is measured against this clip.</source>
+        <translation>留出：每个检查点的说话人相似度都与此片段比较。</translation>
+    </message>
+</context>
+<context>
+    <name>DataPage</name>
+    <message>
+        <location filename="../train/data_page.py" line="94"/>
+        <source>Recordings of the voice</source>
+        <translation>这个声音的录音</translation>
+    </message>
+    <message>
+        <location filename="../train/data_page.py" line="97"/>
+        <source>Add one long recording, or a folder of short ones, of this person reading aloud. VoxDesk cuts it at the pauses into clips of 3 to 15 seconds and writes down the words. Listen to a few clips, correct any wrong word, and exclude clips with noise or another voice. You can also drop files or a folder here.</source>
+        <translation>添加这个人朗读的一段长录音，或一个装有短录音的文件夹。VoxDesk 会在停顿处把它切成 3 到 15 秒的片段，并写下所说的话。听几个片段，改正错字，并排除有噪音或有其他人声音的片段。也可以把文件或文件夹拖到这里。</translation>
+    </message>
+    <message>
+        <location filename="../train/data_page.py" line="104"/>
+        <source>Add a recording…</source>
+        <translation>添加录音…</translation>
+    </message>
+    <message>
+        <location filename="../train/data_page.py" line="105"/>
+        <source>Add a folder of clips…</source>
+        <translation>添加片段文件夹…</translation>
+    </message>
+    <message>
+        <location filename="../train/data_page.py" line="106"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../train/data_page.py" line="140"/>
+        <source>A folder of recordings</source>
+        <translation>录音文件夹</translation>
+    </message>
+    <message>
+        <location filename="../train/data_page.py" line="161"/>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
+        <location filename="../train/data_page.py" line="165"/>
+        <source>Cutting the recordings into clips… {0:.0f}%</source>
+        <translation>正在把录音切成片段… {0:.0f}%</translation>
+    </message>
+    <message>
+        <location filename="../train/data_page.py" line="167"/>
+        <source>Writing down the words of each clip… {0:.0f}%</source>
+        <translation>正在写下每个片段所说的话… {0:.0f}%</translation>
+    </message>
+    <message>
+        <location filename="../train/data_page.py" line="170"/>
         <source>{0} · about {1} left</source>
         <translation>{0} · 约剩 {1}</translation>
     </message>
@@ -2704,6 +2877,428 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <location filename="../views/subtitle_view.py"/>
         <source>Track length</source>
         <translation>音轨长度</translation>
+        <location filename="../train/data_page.py" line="184"/>
+        <source>Cancelled; the clips made so far are kept.</source>
+        <translation>已取消；已切好的片段都保留。</translation>
+    </message>
+    <message>
+        <location filename="../train/data_page.py" line="226"/>
+        <source>No clips yet. At least {0} minutes of speech are needed; 10 minutes or more is best.</source>
+        <translation>还没有片段。至少需要 {0} 分钟的语音；10 分钟以上最好。</translation>
+    </message>
+    <message>
+        <location filename="../train/data_page.py" line="230"/>
+        <source>Usable speech: {0} of the {1}:00 minimum. Add more recordings to go on.</source>
+        <translation>可用语音：{0}，最少需要 {1}:00。请添加更多录音后继续。</translation>
+    </message>
+    <message>
+        <location filename="../train/data_page.py" line="233"/>
+        <source>Usable speech: {0}. Enough to train; {1} minutes or more give a closer likeness.</source>
+        <translation>可用语音：{0}。足够训练；{1} 分钟以上会更像。</translation>
+    </message>
+    <message>
+        <location filename="../train/data_page.py" line="236"/>
+        <source>Usable speech: {0}. Plenty.</source>
+        <translation>可用语音：{0}。很充足。</translation>
+    </message>
+    <message>
+        <location filename="../train/data_page.py" line="241"/>
+        <source>Speech recognition is not installed, so the clips have no words yet: type what each clip says, or install a recognizer (Models… → Speech recognition) and add the recordings again.</source>
+        <translation>没有安装语音识别，所以片段还没有文字：请输入每个片段所说的话，或者安装识别器（模型… → 语音识别）后再次添加录音。</translation>
+    </message>
+</context>
+<context>
+    <name>DevicePage</name>
+    <message>
+        <location filename="../train/device_page.py" line="49"/>
+        <source>Train the voice “{0}”</source>
+        <translation>训练声音“{0}”</translation>
+    </message>
+    <message>
+        <location filename="../train/device_page.py" line="52"/>
+        <source>Cloning from a short recording copies the sound of a voice. Training on ten minutes or more of the same person also learns their accent, rhythm and habits. The result is a new voice in the library; the model and the voice you started from stay as they are.</source>
+        <translation>用一段短录音克隆，复制的是声音的音色。用同一个人十分钟以上的录音训练，还能学到口音、节奏和说话习惯。结果是声音库里的一个新声音；模型和原来的声音保持不变。</translation>
+    </message>
+    <message>
+        <location filename="../train/device_page.py" line="59"/>
+        <source>1. Add recordings of the voice and check the words.
+2. Look at the plan sized to this computer.
+3. Train, listen to each checkpoint, and keep the best one as a voice.</source>
+        <translation>1. 添加这个声音的录音，并检查文字。
+2. 查看按这台电脑配置的训练计划。
+3. 训练，试听每个检查点，把最好的保存为声音。</translation>
+    </message>
+    <message>
+        <location filename="../train/device_page.py" line="65"/>
+        <source>Train on the processor anyway (very slow: hours to days for the default run)</source>
+        <translation>仍然用处理器训练（非常慢：默认训练需要几小时到几天）</translation>
+    </message>
+    <message>
+        <location filename="../train/device_page.py" line="88"/>
+        <source>Looking for an NVIDIA GPU…</source>
+        <translation>正在查找 NVIDIA GPU…</translation>
+    </message>
+    <message>
+        <location filename="../train/device_page.py" line="93"/>
+        <source>Training runs on: {0}</source>
+        <translation>训练设备：{0}</translation>
+    </message>
+    <message>
+        <location filename="../train/device_page.py" line="98"/>
+        <source>Training needs an NVIDIA GPU, and none was found on this computer.</source>
+        <translation>训练需要 NVIDIA GPU，而这台电脑上没有找到。</translation>
+    </message>
+    <message>
+        <location filename="../train/device_page.py" line="104"/>
+        <source>It can train on the processor instead if you choose that below, but very slowly: the default run takes hours to days there, and the computer is busy all that time.</source>
+        <translation>如果在下面选择，也可以改用处理器训练，但非常慢：默认训练需要几小时到几天，期间电脑一直很忙。</translation>
+    </message>
+    <message>
+        <location filename="../train/device_page.py" line="125"/>
+        <source>the processor (very slow)</source>
+        <translation>处理器（非常慢）</translation>
+    </message>
+</context>
+<context>
+    <name>PlanPage</name>
+    <message>
+        <location filename="../train/plan_page.py" line="32"/>
+        <source>estimated</source>
+        <translation>估算</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="33"/>
+        <source>measured on an H200</source>
+        <translation>在 H200 上实测</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="80"/>
+        <source>The plan</source>
+        <translation>训练计划</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="83"/>
+        <source>VoxDesk trains a small add-on to the model (a LoRA: rank 32, alpha 32, on the language model and the diffusion decoder, learning rate 0.0001, as the official recipe does), sized to fit this computer&apos;s memory.</source>
+        <translation>VoxDesk 为模型训练一个小附加模块（LoRA：秩 32，alpha 32，作用于语言模型和扩散解码器，学习率 0.0001，与官方配方相同），并按这台电脑的内存调整规模。</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="89"/>
+        <source>Model:</source>
+        <translation>模型：</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="90"/>
+        <source>Runs on:</source>
+        <translation>设备：</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="91"/>
+        <source>Batch:</source>
+        <translation>批次：</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="92"/>
+        <source>Memory saving:</source>
+        <translation>节省内存：</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="93"/>
+        <source>Memory needed:</source>
+        <translation>所需内存：</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="94"/>
+        <source>Steps:</source>
+        <translation>步数：</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="95"/>
+        <source>Validation sentence:</source>
+        <translation>验证句：</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="100"/>
+        <source>More steps learn more, and past a point learn the recordings too well (overfitting).</source>
+        <translation>步数越多学得越多，超过一定程度会把录音本身学得过头（过拟合）。</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="102"/>
+        <source>Each checkpoint speaks this, so you can compare them by ear.</source>
+        <translation>每个检查点都会说这句话，方便你用耳朵比较。</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="104"/>
+        <source>This is my own voice, and it speaks whatever I write for it.</source>
+        <translation>这是我自己的声音，我写什么它就说什么。</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="106"/>
+        <source>Start training</source>
+        <translation>开始训练</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="111"/>
+        <source>After every step</source>
+        <translation>每一步之后</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="111"/>
+        <source>Every {0} steps</source>
+        <translation>每 {0} 步</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="114"/>
+        <source>{0} VoxDesk saves a checkpoint, speaks the sentence and scores it: the error rate of the words as the recognizer hears them, and how alike the voice is to the held-out clips.</source>
+        <translation>{0}，VoxDesk 保存一个检查点，说出验证句并打分：识别器听到的文字错误率，以及声音与留出片段的相似程度。</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="153"/>
+        <source>Sizing the run to this computer…</source>
+        <translation>正在按这台电脑配置训练规模…</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="161"/>
+        <source>batch size {0} × gradient accumulation {1} = {2} clips an update</source>
+        <translation>批大小 {0} × 梯度累积 {1} = 每次更新 {2} 个片段</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="166"/>
+        <source>on (recomputes activations: slower, fits a smaller card)</source>
+        <translation>开（重新计算激活：较慢，可用于显存较小的显卡）</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="168"/>
+        <source>off (not needed)</source>
+        <translation>关（不需要）</translation>
+    </message>
+    <message>
+        <location filename="../train/plan_page.py" line="171"/>
+        <source>about {0:.1f} GB ({1})</source>
+        <translation>约 {0:.1f} GB（{1}）</translation>
+    </message>
+</context>
+<context>
+    <name>TrainEntry</name>
+    <message>
+        <location filename="../train/entry.py" line="29"/>
+        <source>Choose the voice to train in the list of voices first.</source>
+        <translation>请先在声音列表中选择要训练的声音。</translation>
+    </message>
+    <message>
+        <location filename="../train/entry.py" line="43"/>
+        <source>Training adapts a model on this computer: choose a downloaded model in Tools → Models… first.</source>
+        <translation>训练是在这台电脑上调整模型：请先在 工具 → 模型… 中选择一个已下载的模型。</translation>
+    </message>
+    <message>
+        <location filename="../train/entry.py" line="51"/>
+        <source>A training run of “{0}” is unfinished (step {1} of {2}). Resume it? (No starts a new run; the unfinished one is kept.)</source>
+        <translation>“{0}”有一次未完成的训练（第 {1} 步，共 {2} 步）。要继续吗？（选“否”会开始新的训练；未完成的那次会保留。）</translation>
+    </message>
+    <message>
+        <location filename="../train/entry.py" line="58"/>
+        <source>The last training of “{0}” ended at step {1} of {2}, and no voice was kept from it. Open it to listen to its checkpoints and keep one? (No starts a new run; it stays saved.)</source>
+        <translation>“{0}”上一次训练停在第 {1} 步（共 {2} 步），还没有从中保存声音。要打开它试听检查点并保存一个吗？（选“否”会开始新的训练；它仍会保留。）</translation>
+    </message>
+    <message>
+        <location filename="../train/entry.py" line="74"/>
+        <source>Training of the voice “{0}” stopped at step {1} of {2}. Resume it now? (It stays saved either way: Train this voice… offers it again.)</source>
+        <translation>声音“{0}”的训练停在第 {1} 步（共 {2} 步）。现在继续吗？（无论如何都会保留：“训练这个声音…”会再次提供。）</translation>
+    </message>
+</context>
+<context>
+    <name>TrainPage</name>
+    <message>
+        <location filename="../train/train_page.py" line="69"/>
+        <source>{0} (trained)</source>
+        <translation>{0}（训练版）</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="108"/>
+        <source>Training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="109"/>
+        <source>The loss curve appears with the first steps.</source>
+        <translation>开始训练后这里会显示损失曲线。</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="110"/>
+        <source>Checkpoints (listen, then keep the one that sounds best):</source>
+        <translation>检查点（试听后保留听起来最好的一个）：</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="111"/>
+        <source>Stop training</source>
+        <translation>停止训练</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="112"/>
+        <source>End the run now; the checkpoints saved so far stay usable</source>
+        <translation>现在结束训练；已保存的检查点仍可使用</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="113"/>
+        <source>New voice:</source>
+        <translation>新声音：</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="114"/>
+        <source>Use this checkpoint</source>
+        <translation>使用此检查点</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="137"/>
+        <source>Starting…</source>
+        <translation>正在启动…</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="150"/>
+        <location filename="../train/train_page.py" line="191"/>
+        <source>Step {0} of {1}</source>
+        <translation>第 {0} 步，共 {1} 步</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="152"/>
+        <source>{0} · loss {1:.3f}</source>
+        <translation>{0} · 损失 {1:.3f}</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="154"/>
+        <source>{0} · about {1} left</source>
+        <translation>{0} · 约剩 {1}</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="162"/>
+        <source>Pausing: saving a checkpoint first…</source>
+        <translation>正在暂停：先保存检查点…</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="164"/>
+        <source>Stopping…</source>
+        <translation>正在停止…</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="166"/>
+        <source>Loading the model…</source>
+        <translation>正在加载模型…</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="168"/>
+        <source>Training… (resumed at step {0})</source>
+        <translation>正在训练…（从第 {0} 步继续）</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="170"/>
+        <source>Training…</source>
+        <translation>正在训练…</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="172"/>
+        <source>Speaking and scoring the validation sentence…</source>
+        <translation>正在说出验证句并打分…</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="173"/>
+        <source>Saving a checkpoint…</source>
+        <translation>正在保存检查点…</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="175"/>
+        <location filename="../train/train_page.py" line="180"/>
+        <location filename="../train/train_page.py" line="225"/>
+        <source>Training stopped. The checkpoints saved so far can still become a voice.</source>
+        <translation>训练已停止。已保存的检查点仍可以保存为声音。</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="177"/>
+        <source>Paused. Resume now, or close: the run is kept and offered again next time.</source>
+        <translation>已暂停。可以现在继续，或者关闭：训练会保留，下次会再提供。</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="179"/>
+        <location filename="../train/train_page.py" line="223"/>
+        <source>Training finished. Listen to the checkpoints and keep the best as a voice.</source>
+        <translation>训练完成。试听各个检查点，把最好的保存为声音。</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="181"/>
+        <location filename="../train/train_page.py" line="216"/>
+        <source>Training failed: {0}</source>
+        <translation>训练失败：{0}</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="206"/>
+        <source>The validation got worse after step {0} while the loss kept falling: the voice may be learning the recordings rather than the speaker (overfitting). Step {0} is the best so far.</source>
+        <translation>第 {0} 步之后验证结果变差，而损失仍在下降：模型可能在学录音本身而不是说话人（过拟合）。目前第 {0} 步最好。</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="247"/>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="247"/>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="249"/>
+        <source>Continue from the last checkpoint</source>
+        <translation>从最近的检查点继续</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="251"/>
+        <source>Save a checkpoint and stop; resume now or at a later start</source>
+        <translation>保存检查点并停下；可以现在或下次启动时继续</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="258"/>
+        <source>Pause or stop the training first</source>
+        <translation>请先暂停或停止训练</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="272"/>
+        <source>Stop training? The checkpoints saved so far stay, and any of them can become a voice.</source>
+        <translation>停止训练吗？已保存的检查点会保留，其中任何一个都可以保存为声音。</translation>
+    </message>
+    <message>
+        <location filename="../train/train_page.py" line="307"/>
+        <source>“{0}” is in the voice library now (step {1}). Choose it for any segment to hear it.</source>
+        <translation>“{0}”已加入声音库（第 {1} 步）。为任意片段选择它即可试听。</translation>
+    </message>
+</context>
+<context>
+    <name>TrainWizard</name>
+    <message>
+        <location filename="../train/wizard.py" line="77"/>
+        <source>Train the voice “{0}”</source>
+        <translation>训练声音“{0}”</translation>
+    </message>
+    <message>
+        <location filename="../train/wizard.py" line="78"/>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <location filename="../train/wizard.py" line="202"/>
+        <source>The voice is training (step {0} of {1}). Pause it and keep the run to resume later, stop it (its checkpoints stay usable), or keep training?</source>
+        <translation>声音正在训练（第 {0} 步，共 {1} 步）。要暂停并保留以便以后继续、停止训练（检查点仍可使用），还是继续训练？</translation>
+    </message>
+    <message>
+        <location filename="../train/wizard.py" line="205"/>
+        <source>Pause and keep</source>
+        <translation>暂停并保留</translation>
+    </message>
+    <message>
+        <location filename="../train/wizard.py" line="205"/>
+        <source>Stop training</source>
+        <translation>停止训练</translation>
+    </message>
+    <message>
+        <location filename="../train/wizard.py" line="205"/>
+        <source>Keep training</source>
+        <translation>继续训练</translation>
     </message>
 </context>
 </TS>

@@ -61,6 +61,7 @@ class VoicePanel(QWidget):
     playRequested = Signal(object, int, str)  # samples, sample rate, source (see Playback.play_clip)
     stopRequested = Signal()
     recordRequested = Signal()
+    trainRequested = Signal()  # "Train this voice…" (ui/train/)
     latentsCleared = Signal(str)  # voice id: its cached encoding was dropped ("Re-encode")
 
     def __init__(
@@ -90,6 +91,7 @@ class VoicePanel(QWidget):
         self.delete_button = QPushButton(icon(QStyle.StandardPixmap.SP_TrashIcon), "")
         self.play_button = QPushButton(icon(QStyle.StandardPixmap.SP_MediaPlay), "")
         self.reencode_button = QPushButton(icon(QStyle.StandardPixmap.SP_BrowserReload), "")
+        self.train_button = QPushButton(icon(QStyle.StandardPixmap.SP_ArrowUp), "")
         self.name = QLineEdit()
         self.waveform = WaveformView()
         self.guide = ReferenceGuide()
@@ -169,6 +171,7 @@ class VoicePanel(QWidget):
         form.addRow(self.lora_row)
         manage = QHBoxLayout()
         manage.addWidget(self.play_button)
+        manage.addWidget(self.train_button)
         manage.addStretch(1)
         manage.addWidget(self.delete_button)
         form.addRow(manage)
@@ -190,6 +193,7 @@ class VoicePanel(QWidget):
         self.delete_button.clicked.connect(self.delete_selected)
         self.play_button.clicked.connect(self.play_voice)
         self.reencode_button.clicked.connect(self.reencode_selected)
+        self.train_button.clicked.connect(self.trainRequested)
         self.play_selection.clicked.connect(self.play_trim_selection)
         self.trim_button.clicked.connect(self.apply_trim)
         self.normalise_button.clicked.connect(self.normalise_selected)
@@ -236,6 +240,10 @@ class VoicePanel(QWidget):
         self.delete_button.setText(self.tr("Delete"))
         self.play_button.setText(self.tr("Play voice"))
         self.reencode_button.setText(self.tr("Re-encode"))
+        self.train_button.setText(self.tr("Train this voice…"))
+        self.train_button.setToolTip(
+            self.tr("Fine-tune the model on recordings of this voice for a closer likeness (needs a GPU)")
+        )
         self.reencode_button.setToolTip(
             self.tr("Forget this voice's cached encoding: the next Speak encodes its recording again.")
         )

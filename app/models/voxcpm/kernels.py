@@ -29,6 +29,8 @@ def usable(x: torch.Tensor) -> bool:
     """Whether the fused path applies to ``x``."""
     if triton is None or os.environ.get("VOXDESK_FUSED", "1") == "0":
         return False
+    if x.requires_grad and torch.is_grad_enabled():  # training: the kernels have no backward
+        return False
     return x.is_cuda or os.environ.get("TRITON_INTERPRET") == "1"
 
 

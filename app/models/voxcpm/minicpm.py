@@ -13,6 +13,7 @@ from typing import Protocol
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 from app.models.voxcpm import kernels
 from app.models.voxcpm.config import LMConfig
@@ -193,6 +194,7 @@ class MiniCPM(nn.Module):
         self.layers = nn.ModuleList(DecoderLayer(cfg, i) for i in range(cfg.num_hidden_layers))
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.rope = None if cfg.no_rope else LongRoPE(cfg)
+        self.checkpointing = False  # training: recompute each layer in the backward pass
 
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
         """Text embeddings (times ``scale_emb`` under muP, as the official loop does)."""
@@ -215,5 +217,8 @@ class MiniCPM(nn.Module):
                 positions = torch.arange(x.shape[1], device=x.device).expand(x.shape[0], -1)
             rope = self.rope(positions)
         for layer in self.layers:
-            x = layer(x, rope, kv)
+            if self.checkpointing and torch.is_grad_enabled():
+                x = checkpoint(layer, x, rope, kv, use_reentrant=False)
+            else:
+                x = layer(x, rope, kv)
         return self.norm(x)

@@ -43,7 +43,11 @@ class FSQ(nn.Module):
         self.out_proj = nn.Linear(latent, dim)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return self.out_proj(torch.round(torch.tanh(self.in_proj(h)) * self.scale) / self.scale)
+        h = torch.tanh(self.in_proj(h))
+        q = torch.round(h * self.scale) / self.scale
+        if self.training:  # straight-through gradient, as the official layer trains
+            q = h + (q - h).detach()
+        return self.out_proj(q)
 
 
 class VoxCPM(nn.Module):
