@@ -56,19 +56,18 @@ V3_SYSTEM = "You are a helpful assistant.<|endofprompt|>"
 PROMPT_TEXT = "希望你以后能够做的比我还好呦。"
 MODES = {
     "cosyvoice2": {
-        "zero_shot": dict(call="zero_shot", text="你好，世界。", prompt_text=PROMPT_TEXT),
+        "zero_shot": dict(call="zero_shot", text="你好。", prompt_text=PROMPT_TEXT),
         "cross_lingual": dict(call="cross_lingual", text="Hello world."),
-        "instruct2": dict(call="instruct2", text="你好，世界。", instruct="用四川话说这句话<|endofprompt|>"),
-        "speed": dict(call="zero_shot", text="你好，世界。", prompt_text=PROMPT_TEXT,
-                      speed=1.2),
+        "instruct2": dict(call="instruct2", text="你好。", instruct="用四川话说这句话<|endofprompt|>"),
+        "speed": dict(call="zero_shot", text="你好。", prompt_text=PROMPT_TEXT, speed=1.2),
         "stream": dict(call="zero_shot", text="收到好友的生日礼物。",
                        prompt_text=PROMPT_TEXT, stream=True),
     },
     "cosyvoice3": {
         "zero_shot": dict(call="zero_shot", text="你好，世界。", prompt_text=V3_SYSTEM + PROMPT_TEXT),
-        "cross_lingual": dict(call="cross_lingual", text=V3_SYSTEM + "Hello world."),
+        "cross_lingual": dict(call="cross_lingual", text=V3_SYSTEM + "Hello world.", seed=1235),
         "instruct2": dict(call="instruct2", text="你好，世界。",
-                          instruct="You are a helpful assistant. 请用广东话表达。<|endofprompt|>", seed=1235),
+                          instruct="You are a helpful assistant. 请用广东话表达。<|endofprompt|>", seed=1237),
         "speed": dict(call="zero_shot", text="你好，世界。", prompt_text=V3_SYSTEM + PROMPT_TEXT,
                       speed=1.2),
         "stream": dict(call="zero_shot", text="收到好友的生日礼物。",
@@ -172,8 +171,9 @@ def _run_mode(model, mode: dict, wav: str, record: dict) -> tuple[list[np.ndarra
         gen = model.inference_cross_lingual(mode["text"], wav, **kw)
     else:
         gen = model.inference_instruct2(mode["text"], mode["instruct"], wav, **kw)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     chunks = [out["tts_speech"].numpy().astype(np.float32).reshape(-1) for out in gen]
+    record["cpu_seconds"] = time.process_time() - cpu
     return chunks, time.perf_counter() - start
 
 
@@ -193,7 +193,10 @@ def _instrument(model, record: dict) -> None:
     orig_llm = m.llm_job
 
     def llm_job(text, prompt_text, llm_prompt_speech_token, llm_embedding, uuid):
+        start, cpu = time.perf_counter(), time.process_time()
         orig_llm(text, prompt_text, llm_prompt_speech_token, llm_embedding, uuid)
+        record["llm_seconds"] = time.perf_counter() - start
+        record["llm_cpu_seconds"] = time.process_time() - cpu
         record["tokens"] = list(m.tts_speech_token_dict[uuid])
 
     m.llm_job = llm_job
@@ -241,9 +244,13 @@ def cmd_goldens(args: argparse.Namespace) -> None:
             for i, mel in enumerate(record.get("mels", [])):
                 arrays[f"mel_{i}"] = mel.numpy().astype(np.float32)
             np.savez_compressed(out / f"{family}_{name}.npz", **arrays)
+            tokens = record["tokens"]
             index["modes"][name] = {
                 **{k: v for k, v in mode.items()}, "tokens": record["tokens"], "samples": int(audio.size),
                 "chunks": [int(c.size) for c in chunks], "seconds": round(secs, 3),
+                "cpu_seconds": round(record["cpu_seconds"], 3),
+                "llm_seconds": round(record["llm_seconds"], 3),
+                "llm_cpu_ms_per_token": round(1000 * record["llm_cpu_seconds"] / max(len(tokens), 1), 1),
                 "audio_seconds": round(audio.size / model.sample_rate, 3),
                 "rtf": round(secs / max(audio.size / model.sample_rate, 1e-9), 3),
                 "tokens_per_second": round(len(record["tokens"]) / secs, 1) if secs else None,
