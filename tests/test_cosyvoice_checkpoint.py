@@ -16,13 +16,13 @@ from safetensors.torch import load_file
 from app.errors import VoxDeskError
 from app.models.cosyvoice.checkpoint import (
     ENDOFTEXT,
-    PRESETS,
     llm_shapes,
     official_shapes,
     qwen_shapes,
     write_checkpoint,
 )
 from app.models.cosyvoice.config import load_config
+from app.models.cosyvoice.presets import PRESETS
 
 
 @pytest.fixture(scope="module", params=sorted(PRESETS))

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from app.errors import VoxDeskError
-from app.models.cosyvoice.checkpoint import PRESETS, yaml_text
 from app.models.cosyvoice.config import Ref, Tag, load_config, read_yaml
+from app.models.cosyvoice.presets import PRESETS, yaml_text
 
 OFFICIAL_LIKE = """\
 __set_seed1: !apply:random.seed [1986]
