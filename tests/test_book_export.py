@@ -1,18 +1,13 @@
 """``voxdesk book`` end to end: an EPUB (built with ebooklib) → chapter MP3s and an M4B in --out;
-the same command again continues (here: nothing left to speak) and exports again.
-Skipped where the audiobook encoder (app/longform/audiobook_export.py) is not in this tree."""
+the same command again continues (here: nothing left to speak) and exports again."""
 
 from __future__ import annotations
 
-import pytest
+from test_book_import import make_epub  # noqa: E402
+from test_ui_book import PNG  # noqa: E402
 
 from app.cli import main
 from app.longform.project import read_log
-
-pytest.importorskip("app.longform.audiobook_export")
-pytest.importorskip("ebooklib")
-from test_book_import import make_epub  # noqa: E402
-from test_ui_book import PNG  # noqa: E402
 
 
 def test_book_command_speaks_and_exports_then_resumes(tmp_path, tiny_v2, capsys):

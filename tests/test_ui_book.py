@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QProgressBar
 from ui_fixtures import GuiThreadWatcher, ScriptedDialogs, home, open_window, ui_model  # noqa: F401
@@ -96,7 +95,6 @@ def test_a_book_generating_at_close_continues_at_the_next_start(qtbot, home, ui_
 
 
 def test_export_writes_the_audiobook_off_the_gui_thread(qtbot, home, ui_model, tmp_path):  # noqa: F811
-    pytest.importorskip("app.longform.audiobook_export")
     folder = tmp_path / "harbour"
     book = Book(BOOK.title, BOOK.chapters[:2], BOOK.author, cover=PNG, cover_mime="image/png")
     BookProject.create(folder, book, BookSettings(seed=3))

@@ -23,10 +23,12 @@ def export_book(
 ):
     """Encode every chapter of a finished project into ``out_dir``; returns the encoder's
     ``AudiobookExport`` (``chapter_files``, ``m4b``)."""
-    try:
-        from app.longform.audiobook_export import BookMeta, ChapterAudio, export_audiobook
-    except ImportError:
-        raise VoxDeskError("This VoxDesk has no audiobook encoder: update VoxDesk to export books.") from None
+    from app.longform.audiobook_export import (  # PyAV: only when exporting
+        BookMeta,
+        ChapterAudio,
+        export_audiobook,
+    )
+
     if not project.is_done():
         raise VoxDeskError("The book is not finished: generate every chapter before exporting it.")
     chapters = [ChapterAudio(info.title, project.chapter_parts(i)) for i, info in enumerate(project.chapters)]
