@@ -133,3 +133,26 @@ def test_one_step_equals_the_official_step(arch, tiny_v1, tiny_v2):
     changed = max((mine[n].grad.abs().max().item()) for n in theirs if "lora_A" in n)
     moved = max((mine[n] - initial[n]).abs().max().item() for n in initial)
     assert changed > 1e-4 and moved > LR / 2  # the A gradients are real and the step moved the weights
+
+
+def test_activation_checkpointing_changes_nothing(tiny_v2):
+    """Recomputing each layer in the backward pass (the plan's choice on small cards) gives the
+    same loss and LoRA gradients as keeping the activations."""
+    grads = []
+    for checkpointing in (False, True):
+        model = load_model(tiny_v2, "cpu")
+        tok = TextTokenizer(tiny_v2)
+        gen = torch.Generator().manual_seed(0)
+        samples = [(tok(t), torch.randn(8, model.patch_size, model.feat_dim, generator=gen)) for t in TEXTS]
+        torch.manual_seed(0)
+        trainer = Trainer(model, samples, steps=1, lr=LR, r=R, alpha=ALPHA, targets=("lm", "dit"),
+                          batch_size=2, grad_accum=1, checkpointing=checkpointing, seed=0)  # fmt: skip
+        with torch.no_grad():
+            for p in trainer.params[1::2]:  # every lora_B, so every lora_A gets a gradient
+                p.copy_(0.05 * torch.randn(p.shape, generator=gen))
+        torch.manual_seed(7)
+        loss = trainer.step()
+        grads.append((loss, [p.grad.clone() for p in trainer.params]))
+    (loss_a, a), (loss_b, b) = grads
+    assert loss_a == pytest.approx(loss_b, rel=1e-6)
+    assert all(torch.allclose(x, y, rtol=1e-5, atol=1e-8) for x, y in zip(a, b, strict=True))
