@@ -141,6 +141,8 @@ def test_cancel_and_validation_and_voice(tmp_path, tiny_v2, tiny_asr, tiny_speak
     assert voice.name == "Trained" and library.get(voice.id).transcript == TEXTS[-1 % len(TEXTS)]
     folder = library.folder(voice) / "lora"
     assert sorted(p.name for p in folder.iterdir()) == ["lora_config.json", "lora_weights.safetensors"]
+    # attached, not only copied: the voice names its LoRA, so synthesis (window, synth, serve) uses it
+    assert voice.lora and library.lora_folder(library.get(voice.id)) == folder
 
 
 def test_similarity_prefers_the_same_voice(tmp_path, tiny_speaker):

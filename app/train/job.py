@@ -335,22 +335,18 @@ class TrainJob:
     # ---- the result -----------------------------------------------------------------------
     def make_voice(self, checkpoint: Checkpoint, name: str, library) -> object:
         """A new voice in ``library``: a held-out clip (or the first training clip) as its reference
-        audio and transcript, with the checkpoint's LoRA folder copied into the voice's folder as
-        ``lora/`` (where the LoRA loader finds it)."""
+        audio and transcript, with the checkpoint's LoRA attached (copied into the voice's folder
+        and checked against the model it was trained on, app/voices/library.py attach_lora)."""
         ds = DataSet.open(self.dataset_dir)
         clips = ds.held_out_clips() or ds.training_clips()
         if not clips:
             raise VoxDeskError("The data set has no usable clip to give the voice its reference audio.")
         voice = library.import_file(clips[0].path, name=library.unique_name(name), transcript=clips[0].text)
-        target = library.folder(voice) / "lora"
-        tmp = Path(tempfile.mkdtemp(prefix=".lora.tmp-", dir=library.folder(voice)))
         try:
-            for item in ("lora_weights.safetensors", "lora_config.json"):
-                shutil.copy2(checkpoint.folder / item, tmp / item)
-            os.replace(tmp, target)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        return voice
+            return library.attach_lora(voice, checkpoint.folder, self.model_dir)
+        except BaseException:
+            library.delete(voice)  # no half-made voice: one without its LoRA is not what was trained
+            raise
 
 
 def _score_json(score: ValidationScore | None) -> dict[str, Any] | None:

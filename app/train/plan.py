@@ -13,9 +13,9 @@ The peak memory of a LoRA step is estimated from the model's shapes:
   activations while it is recomputed;
 - ``OVERHEAD_BYTES`` for the CUDA context, cuBLAS workspaces and the allocator's slack.
 
-The longest clip (15 s) sets the sequence. ``CALIBRATION`` scales the estimate per architecture
-once the H200 benchmark (``tests/bench_train.py``) has measured real peaks; until then the basis
-says "estimated". The effective batch stays the official recipe's 16 (2 x 8).
+The longest clip (15 s) sets the sequence. ``CALIBRATION`` could scale the estimate per architecture
+from the H200 benchmark (``tests/bench_train.py``); it measured the estimate 6-16 % high, so none
+is applied and the basis says "estimated". The effective batch stays the official recipe's 16 (2 x 8).
 """
 
 from __future__ import annotations
@@ -38,7 +38,10 @@ ACT_BYTES = 34
 OVERHEAD_BYTES = int(1.2 * 2**30)
 HEADROOM = 0.9  # use at most this share of the free memory
 GiB = 2**30
-# Measured peak / estimate, per architecture, from the H200 run (docs/benchmarks.md): 1.0 = none yet.
+# Measured peak / estimate, per architecture. The H200 run (docs/benchmarks.md, "LoRA training on
+# the GPU") measured 0.86-0.94 for VoxCPM2 and 0.84 for VoxCPM1.5 at the plans below: the estimate
+# errs on the side of fitting, and scaling it down would pick plans (VoxCPM2 4 x 4 with
+# checkpointing on 8 GB) that were not measured, so none is applied.
 CALIBRATION: dict[str, float] = {}
 # (batch, checkpointing), fastest first.
 CHOICES = ((4, False), (2, False), (4, True), (2, True), (1, False), (1, True))
