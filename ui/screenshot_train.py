@@ -42,7 +42,6 @@ def render(language: str, out_dir: Path, work: Path) -> list[Path]:
     from ui.screenshot import ListedFiles, settle, speech_like, wait
     from ui.settings import Settings
     from ui.theme import apply_theme
-    from ui.train.clip_table import EXCLUDE
 
     def until(condition: Callable[[], bool], timeout_ms: int = 60_000) -> None:
         loop = QEventLoop()
@@ -137,7 +136,7 @@ def render(language: str, out_dir: Path, work: Path) -> list[Path]:
     dialogs.paths.append(short)
     page.add_file_button.click()
     until(lambda: not page.running)
-    page.table.item(1, EXCLUDE).setCheckState(Qt.CheckState.Checked)
+    page.table.exclude_items[1].setCheckState(Qt.CheckState.Checked)
     page.table.selectRow(0)
     settle()
     save(wizard.grab(), "04_clips")

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QTableWidg
 from ui.train import scores
 
 PLAY, STEP, LOSS, CER, SIMILARITY, NOTE = range(6)
-STEP_ROLE = Qt.ItemDataRole.UserRole
 
 
 def _measured(validation: object, field: str, form: str) -> str:
@@ -82,7 +81,6 @@ class CheckpointTable(QTableWidget):
             )
             for column, item in enumerate(cells):
                 item.setFlags(fixed)
-                item.setData(STEP_ROLE, checkpoint.step)
                 if column in (STEP, LOSS, CER, SIMILARITY):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if checkpoint is self.best:
@@ -102,14 +100,14 @@ class CheckpointTable(QTableWidget):
             self._chosen = self.selected_step()
 
     def selected_step(self) -> int | None:
-        item = self.item(self.currentRow(), STEP) if self.currentRow() >= 0 else None
-        return None if item is None else item.data(STEP_ROLE)
+        row = self.currentRow()
+        return self.checkpoints[row].step if 0 <= row < len(self.checkpoints) else None
 
     def selected(self):
         step = self.selected_step()
         return next((c for c in self.checkpoints if c.step == step), None)
 
     def _clicked(self, row: int, column: int) -> None:
-        item = self.item(row, PLAY)
-        if column == PLAY and item is not None and self.checkpoints[row].validation is not None:
-            self.playRequested.emit(item.data(STEP_ROLE))
+        chosen = self.checkpoints[row] if 0 <= row < len(self.checkpoints) else None
+        if column == PLAY and chosen is not None and chosen.validation is not None:
+            self.playRequested.emit(chosen.step)

@@ -49,6 +49,8 @@ class ClipTable(QTableWidget):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(TEXT, QHeaderView.ResizeMode.Stretch)
         self._filling = False
+        self._ids: list[str] = []  # each row's clip id (no per-cell item lookups: test_ui_refcount)
+        self.exclude_items: list[QTableWidgetItem] = []
         self.cellClicked.connect(self._clicked)
         self.itemChanged.connect(self._changed)
         play = QShortcut(QKeySequence("Ctrl+Space"), self)
@@ -69,6 +71,8 @@ class ClipTable(QTableWidget):
         row = self.currentRow()
         self._filling = True
         self.setRowCount(len(clips))
+        self._ids = [clip.id for clip in clips]
+        self.exclude_items = []
         icon = self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPlay)
         fixed = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
         for i, clip in enumerate(clips):
@@ -92,6 +96,7 @@ class ClipTable(QTableWidget):
                 exclude = QTableWidgetItem()
                 exclude.setFlags(fixed | Qt.ItemFlag.ItemIsUserCheckable)
                 exclude.setCheckState(Qt.CheckState.Checked if clip.excluded else Qt.CheckState.Unchecked)
+            self.exclude_items.append(exclude)
             for column, item in enumerate((play, text, length, problem, exclude)):
                 item.setData(ID_ROLE, clip.id)
                 self.setItem(i, column, item)
@@ -100,8 +105,7 @@ class ClipTable(QTableWidget):
             self.selectRow(row)
 
     def clip_id(self, row: int) -> str | None:
-        item = self.item(row, PLAY)
-        return None if item is None else item.data(ID_ROLE)
+        return self._ids[row] if 0 <= row < len(self._ids) else None
 
     def _clicked(self, row: int, column: int) -> None:
         if column == PLAY and self.clip_id(row) is not None:

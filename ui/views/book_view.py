@@ -36,6 +36,7 @@ class BookView(QWidget):
         super().__init__(parent, Qt.WindowType.Window)
         self.session = session
         self.progress: BookProgress | None = None
+        self._state_items: list[QTableWidgetItem] = []  # no per-cell item lookups (test_ui_refcount)
         self.setObjectName("bookView")
         self.resize(820, 600)
         self.cover = QLabel()
@@ -123,9 +124,11 @@ class BookView(QWidget):
             )
         )
         self.table.setRowCount(len(project.chapters))
+        self._state_items = []
         for row, info in enumerate(project.chapters):
             self.table.setItem(row, 0, QTableWidgetItem(info.title))
-            self.table.setItem(row, 1, QTableWidgetItem())
+            self._state_items.append(QTableWidgetItem())
+            self.table.setItem(row, 1, self._state_items[-1])
             bar = QProgressBar()
             bar.setRange(0, max(1, info.segments))
             bar.setFormat("%v / %m")
@@ -139,8 +142,8 @@ class BookView(QWidget):
             ChapterState.DONE: self.tr("Done"),
             ChapterState.FAILED: self.tr("Failed"),
         }
-        for row, chapter in enumerate(progress.chapters[: self.table.rowCount()]):
-            item = self.table.item(row, 1)
+        for row, chapter in enumerate(progress.chapters[: len(self._state_items)]):
+            item = self._state_items[row]
             item.setText(names[chapter.state])
             item.setToolTip(chapter.message)
             bar = self.table.cellWidget(row, 2)

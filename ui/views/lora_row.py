@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
 from app.voices.library import Voice, VoiceLibrary
 from ui.dialogs import Dialogs
@@ -31,6 +31,9 @@ class LoRARow(QWidget):
         self.library, self.dialogs, self.selected = library, dialogs, selected
         self.badge = QLabel()
         self.badge.setObjectName("hint")
+        # a long status wraps, never widening the voice panel (the window fits 800 px)
+        self.badge.setWordWrap(True)
+        self.badge.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.attach_button = QPushButton()
         self.remove_button = QPushButton()
         self.worker: threading.Thread | None = None

@@ -169,9 +169,12 @@ class VoicePanel(QWidget):
         form.addRow(recognize_row)
         form.addRow(self.mode_hint)
         form.addRow(self.lora_row)
+        train_row = QHBoxLayout()  # its own row, beside the LoRA it makes: three buttons in one row
+        train_row.addWidget(self.train_button)  # widen the panel past an 800 px window
+        train_row.addStretch(1)
+        form.addRow(train_row)
         manage = QHBoxLayout()
         manage.addWidget(self.play_button)
-        manage.addWidget(self.train_button)
         manage.addStretch(1)
         manage.addWidget(self.delete_button)
         form.addRow(manage)
