@@ -1982,16 +1982,6 @@ Speak anyway? Choose No to trim the voice first.</source>
         <source>Export audio…</source>
         <translation>导出音频…</translation>
     </message>
-    <message>
-        <location filename="../window_actions.py" line="77"/>
-        <source>Open book…</source>
-        <translation>打开图书…</translation>
-    </message>
-    <message>
-        <location filename="../window_actions.py" line="78"/>
-        <source>Import book…</source>
-        <translation>导入图书…</translation>
-    </message>
 </context>
 <context>
     <name>ImportStatus</name>
@@ -2301,6 +2291,8 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/voice_panel.py" line="284"/>
         <source>LoRA: {0}</source>
         <translation>LoRA：{0}</translation>
+    </message>
+    <message>
         <location filename="../views/voice_panel.py" line="62"/>
         <source>Train this voice…</source>
         <translation>训练这个声音…</translation>
@@ -2466,6 +2458,21 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <location filename="../window_actions.py"/>
         <source>Import subtitles…</source>
         <translation>导入字幕…</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py"/>
+        <source>Open book…</source>
+        <translation>打开图书…</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py"/>
+        <source>Import book…</source>
+        <translation>导入图书…</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py"/>
+        <source>Train this voice…</source>
+        <translation>训练这个声音…</translation>
     </message>
 </context>
 <context>
@@ -2685,9 +2692,33 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
     </message>
     <message>
         <location filename="../views/subtitle_view.py"/>
-        <location filename="../window_actions.py" line="96"/>
-        <source>Train this voice…</source>
-        <translation>训练这个声音…</translation>
+        <source>, </source>
+        <translation>，</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>{0} ({1})</source>
+        <translation>{0}（{1}）</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>last cue&apos;s end</source>
+        <translation>最后一条字幕结束处</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>The exported track&apos;s length: give the video&apos;s, or leave it at the last cue&apos;s end.</source>
+        <translation>导出音轨的长度：填写视频的长度，或保持为最后一条字幕的结束时间。</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>Track length</source>
+        <translation>音轨长度</translation>
+    </message>
+    <message>
+        <location filename="../views/subtitle_view.py"/>
+        <source>{0} · about {1} left</source>
+        <translation>{0} · 约剩 {1}</translation>
     </message>
 </context>
 <context>
@@ -2854,29 +2885,6 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <translation>{0} · 约剩 {1}</translation>
     </message>
     <message>
-        <location filename="../views/subtitle_view.py"/>
-        <source>, </source>
-        <translation>，</translation>
-    </message>
-    <message>
-        <location filename="../views/subtitle_view.py"/>
-        <source>{0} ({1})</source>
-        <translation>{0}（{1}）</translation>
-    </message>
-    <message>
-        <location filename="../views/subtitle_view.py"/>
-        <source>last cue&apos;s end</source>
-        <translation>最后一条字幕结束处</translation>
-    </message>
-    <message>
-        <location filename="../views/subtitle_view.py"/>
-        <source>The exported track&apos;s length: give the video&apos;s, or leave it at the last cue&apos;s end.</source>
-        <translation>导出音轨的长度：填写视频的长度，或保持为最后一条字幕的结束时间。</translation>
-    </message>
-    <message>
-        <location filename="../views/subtitle_view.py"/>
-        <source>Track length</source>
-        <translation>音轨长度</translation>
         <location filename="../train/data_page.py" line="184"/>
         <source>Cancelled; the clips made so far are kept.</source>
         <translation>已取消；已切好的片段都保留。</translation>
