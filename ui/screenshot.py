@@ -78,6 +78,19 @@ def wait(signal, timeout_ms: int = 60_000) -> None:  # noqa: ANN001
     loop.exec()
 
 
+def until(condition: Callable[[], bool], timeout_ms: int = 60_000) -> None:
+    """Run the event loop until ``condition()`` holds (polled every 50 ms) or ``timeout_ms`` passes."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    timer = QTimer()
+    timer.timeout.connect(lambda: loop.quit() if condition() else None)
+    timer.start(50)
+    QTimer.singleShot(timeout_ms, loop.quit)
+    loop.exec()
+    timer.stop()
+
+
 def speech_like(seconds: float, rate: int, seed: int) -> np.ndarray:
     """A waveform with syllable-like bursts, so the voice panel shows a plausible recording."""
     rng = np.random.default_rng(seed)

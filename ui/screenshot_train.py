@@ -11,9 +11,7 @@ after the explicit choice, three steps. What it saw is printed as ``check: ...``
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +20,7 @@ STEPS = 3
 
 
 def render(language: str, out_dir: Path, work: Path) -> list[Path]:
-    from PySide6.QtCore import QEventLoop, QRect, Qt, QTimer
+    from PySide6.QtCore import QRect, Qt, QTimer
     from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton, QScrollArea
 
@@ -39,18 +37,9 @@ def render(language: str, out_dir: Path, work: Path) -> list[Path]:
     from ui.i18n import install_translators, remove_translators
     from ui.main import create_app
     from ui.main_window import MainWindow
-    from ui.screenshot import ListedFiles, settle, speech_like, wait
+    from ui.screenshot import ListedFiles, settle, speech_like, until, wait
     from ui.settings import Settings
     from ui.theme import apply_theme
-
-    def until(condition: Callable[[], bool], timeout_ms: int = 60_000) -> None:
-        loop = QEventLoop()
-        timer = QTimer()
-        timer.timeout.connect(lambda: loop.quit() if condition() else None)
-        timer.start(50)
-        QTimer.singleShot(timeout_ms, loop.quit)
-        loop.exec()
-        timer.stop()
 
     app = create_app()
     apply_theme(app, "light")
@@ -190,17 +179,13 @@ def render(language: str, out_dir: Path, work: Path) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
+    from ui.screenshot import render_languages
+
     out_dir = Path(argv[0]) if argv else Path(__file__).resolve().parent.parent / "docs"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    languages = argv[1:] or ["en", "zh_CN"]
-    with tempfile.TemporaryDirectory() as tmp:
-        for language in languages:
-            os.environ["VOXDESK_HOME"] = str(Path(tmp) / language)
-            work = Path(tmp) / f"work-{language}"
-            work.mkdir()
-            for path in render(language, out_dir, work):
-                print(path)
-    return 0
+    # the wizard trains a model of its own (the real VAE strides): the loop's tiny model goes unused
+    return render_languages(
+        lambda language, out, _model, work: render(language, out, work), out_dir, argv[1:] or ("en", "zh_CN")
+    )
 
 
 if __name__ == "__main__":

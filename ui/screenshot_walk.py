@@ -38,7 +38,7 @@ SCRIPTS = {
 
 
 def render(language: str, out_dir: Path, model: Path, work: Path) -> list[Path]:
-    from PySide6.QtCore import QEventLoop, QPoint, QPointF, QRect, Qt, QTimer
+    from PySide6.QtCore import QPoint, QPointF, QRect, Qt, QTimer
     from PySide6.QtGui import QGuiApplication, QWheelEvent
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication, QInputDialog, QLabel, QMessageBox
@@ -48,18 +48,9 @@ def render(language: str, out_dir: Path, model: Path, work: Path) -> list[Path]:
     from ui.i18n import install_translators, remove_translators
     from ui.main import create_app
     from ui.main_window import MainWindow
-    from ui.screenshot import settle, speech_like, wait
+    from ui.screenshot import settle, speech_like, until, wait
     from ui.settings import Settings
     from ui.theme import apply_theme
-
-    def until(condition: Callable[[], bool], timeout_ms: int = 20_000) -> None:
-        loop = QEventLoop()
-        timer = QTimer()
-        timer.timeout.connect(lambda: loop.quit() if condition() else None)
-        timer.start(50)
-        QTimer.singleShot(timeout_ms, loop.quit)
-        loop.exec()
-        timer.stop()
 
     app = create_app()
     apply_theme(app, "light")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +27,11 @@ from torch import nn
 
 from app import atomic
 from app.errors import VoxDeskError
+from app.models.voxcpm.lora import CONFIG_FILE, WEIGHT_FILES, LoRAConfig
 
-TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
+TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")  # the official ATTENTION targets, in wrapping order
 STACKS = {"lm": ("base_lm", "residual_lm"), "dit": ("feat_decoder.estimator",)}
-PROJ_MODULES = ["enc_to_lm_proj", "lm_to_dit_proj", "res_to_dit_proj", "fusion_concat_proj"]
-WEIGHTS, CONFIG = "lora_weights.safetensors", "lora_config.json"
+WEIGHTS, CONFIG = WEIGHT_FILES[0], CONFIG_FILE  # the file format is the inference loader's
 
 
 class LoRALinear(nn.Module):
@@ -88,18 +89,10 @@ def lora_state(model: nn.Module) -> dict[str, torch.Tensor]:
 
 
 def official_config(r: int, alpha: float, targets: tuple[str, ...]) -> dict[str, Any]:
-    """The ``lora_config`` block the official trainer writes (``LoRAConfig.model_dump()``)."""
-    return {
-        "enable_lm": "lm" in targets,
-        "enable_dit": "dit" in targets,
-        "enable_proj": False,
-        "r": r,
-        "alpha": alpha,
-        "dropout": 0.0,
-        "target_modules_lm": ["q_proj", "v_proj", "k_proj", "o_proj"],
-        "target_modules_dit": ["q_proj", "v_proj", "k_proj", "o_proj"],
-        "target_proj_modules": PROJ_MODULES,
-    }
+    """The ``lora_config`` block the official trainer writes (``LoRAConfig.model_dump()``): the
+    inference side's :class:`LoRAConfig` with the training-only dropout."""
+    cfg = LoRAConfig(enable_lm="lm" in targets, enable_dit="dit" in targets, r=r, alpha=alpha)
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(cfg).items()} | {"dropout": 0.0}
 
 
 def save_lora(
