@@ -12,6 +12,7 @@ import mutagen.mp4
 import pytest
 import soundfile as sf
 from audiobook_media import jpeg
+from ebooklib import epub  # a test dependency (AGPL: tests only)
 from tiny import set_stop_head
 
 from app.engine import Engine, EngineConfig
@@ -20,8 +21,6 @@ from app.longform.book import import_book
 from app.longform.book_export import export_book
 from app.longform.project import BookProject, BookSettings
 from app.longform.runner import BookRunner
-
-epub = pytest.importorskip("ebooklib.epub")
 
 TITLES = ["The Harbour", "Night Watch", "Morning"]
 

@@ -6,12 +6,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from ebooklib import epub  # noqa: E402
 
 from app.errors import VoxDeskError
 from app.longform.book import import_book, read_markdown, read_plain
-
-ebooklib = pytest.importorskip("ebooklib")
-from ebooklib import epub  # noqa: E402
 
 COVER = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 4  # a JPEG's first bytes, then anything
 
