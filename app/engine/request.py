@@ -28,6 +28,9 @@ class SynthRequest:
     # otherwise the engine time-stretches the stream (app/audio/stretch.py)
     speed: float = 1.0
     lora: str | None = None  # an official-format LoRA folder (app/models/voxcpm/lora.py) to speak with
+    # how to speak, in words (CosyVoice's instruct2: "用四川话说这句话", "Speak cheerfully"); families
+    # without the "instruction" control refuse a non-empty one (app/engine/family.py)
+    instruction: str = ""
 
     def check(self) -> None:
         """Raise :class:`VoxDeskError` for settings no model can honour."""

@@ -40,6 +40,13 @@ class VoicePrompt:
     # Optional cached latents ([n_patches, P, D] float32) so a voice is VAE-encoded once per model.
     prompt_latents: np.ndarray | None = None
     reference_latents: np.ndarray | None = None
+    # The rate of prompt_audio/reference_audio when it is not the model's encoder rate (families
+    # that resample themselves, as CosyVoice's frontend does from the file's own rate); None: the
+    # encoder rate, as before.
+    sample_rate: int | None = None
+    # Other families' cached conditioning by name (CosyVoice: speech tokens, speaker embedding,
+    # prompt mel), filled from and returned to the voice library's per-model cache.
+    features: dict[str, np.ndarray] | None = None
 
     @property
     def has_prompt(self) -> bool:
