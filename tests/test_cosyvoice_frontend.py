@@ -186,6 +186,26 @@ def test_an_onnx_file_that_is_not_onnx_is_named(folder: Path, tmp_path: Path) ->
         Frontend(files, cfg)
 
 
+def test_a_speaker_model_of_another_shape_is_named(folder: Path, tmp_path: Path, prompt) -> None:
+    """An ONNX file that opens but gives 80 values instead of CAM++'s 192."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    root = _copy(folder, tmp_path)
+    files = check_folder(root)
+    node = helper.make_node("ReduceMean", ["input"], ["pred"], axes=[1], keepdims=0)
+    inputs = [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, "T", 80])]
+    outputs = [helper.make_tensor_value_info("pred", TensorProto.FLOAT, [1, 80])]
+    graph = helper.make_graph([node], "other", inputs, outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    files.campplus.write_bytes(model.SerializeToString())
+    onnx.checker.check_model(onnx.load(files.campplus))
+    frontend = Frontend(files, load_config(files.yaml))
+    with pytest.raises(VoxDeskError, match="campplus.onnx in .* does not have the inputs and outputs"):
+        frontend.voice_features(*prompt)
+
+
 class _Payload:
     """Unpickling this would create a marker file (the attack weights_only=True refuses)."""
 

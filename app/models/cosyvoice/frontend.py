@@ -18,6 +18,7 @@ a zero-shot voice's transcript must say what the clip says.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,11 +31,13 @@ from app.models.cosyvoice.config import CosyVoiceConfig, Tag
 from app.models.cosyvoice.features import kaldi_fbank, matcha_mel, resample, whisper_log_mel
 from app.models.cosyvoice.weights import CosyFolder
 
+log = logging.getLogger(__name__)
 MIN_RATE = 16000
 MAX_SECONDS = 30.0
 MIN_SECONDS = 0.1  # Kaldi's fbank needs one whole 25 ms frame; under 0.1 s there is no voice to copy
 TOKEN_RATE = 16000  # speech tokens and the speaker embedding are computed at 16 kHz
 MEL_RATE = 24000  # the official _extract_speech_feat always resamples to 24 kHz
+SPEAKER_DIM = 192
 _MEL_KEYS = ("n_fft", "num_mels", "sampling_rate", "hop_size", "win_size", "fmin", "fmax")
 
 
@@ -70,6 +73,11 @@ def open_session(path: Path, cuda: bool = False):
                            "download the model folder again.") from None  # fmt: skip
 
 
+def _not_the_network(path: Path) -> VoxDeskError:
+    return VoxDeskError(f"{path.name} in {path.parent} does not have the inputs and outputs of CosyVoice's "
+                        f"{path.stem}: download the model folder again.")  # fmt: skip
+
+
 def _mel_settings(cfg: CosyVoiceConfig) -> dict[str, Any]:
     tag = cfg.tree.get("feat_extractor")
     args = tag.args if isinstance(tag, Tag) and isinstance(tag.args, dict) else {}
@@ -92,28 +100,36 @@ class Frontend:
         self.family = folder.family
         self.sample_rate = cfg.sample_rate
         self.mel = _mel_settings(cfg)
+        self.paths = {"tokenizer": folder.speech_tokenizer, "campplus": folder.campplus}
         self.tokenizer = open_session(folder.speech_tokenizer, cuda=cuda)
         self.campplus = open_session(folder.campplus)
         pairs = ((self.tokenizer, folder.speech_tokenizer, 2), (self.campplus, folder.campplus, 1))
         for session, path, count in pairs:
             if len(session.get_inputs()) != count or not session.get_outputs():
-                raise VoxDeskError(f"{path.name} in {path.parent} does not have the inputs and outputs of "
-                                   f"CosyVoice's {path.stem}: download the model folder again.")  # fmt: skip
+                raise _not_the_network(path)
+
+    def _run(self, which: str, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        try:
+            return np.asarray(getattr(self, which).run(None, feeds)[0])
+        except Exception:  # noqa: BLE001 - onnxruntime's own exception types; the traceback is logged
+            log.exception("%s failed", self.paths[which].name)
+            raise _not_the_network(self.paths[which]) from None
 
     def speech_tokens(self, speech16: torch.Tensor) -> np.ndarray:
         """The speech tokenizer's tokens (int64 [n]) of 16 kHz audio [1, samples]."""
         feat = whisper_log_mel(speech16).numpy()
         first, second = (i.name for i in self.tokenizer.get_inputs())
-        out = self.tokenizer.run(None, {first: feat, second: np.array([feat.shape[2]], dtype=np.int32)})[0]
-        return np.asarray(out).reshape(-1).astype(np.int64)
+        out = self._run("tokenizer", {first: feat, second: np.array([feat.shape[2]], dtype=np.int32)})
+        return out.reshape(-1).astype(np.int64)
 
     def speaker_embedding(self, speech16: torch.Tensor) -> np.ndarray:
         """CAM++'s 192 values (float32) for 16 kHz audio [1, samples]."""
         feat = kaldi_fbank(speech16[0])
         feat = feat - feat.mean(dim=0, keepdim=True)
-        name = self.campplus.get_inputs()[0].name
-        out = self.campplus.run(None, {name: feat.unsqueeze(0).numpy()})[0]
-        return np.asarray(out, dtype=np.float32).reshape(-1)
+        out = self._run("campplus", {self.campplus.get_inputs()[0].name: feat.unsqueeze(0).numpy()})
+        if out.size != SPEAKER_DIM:
+            raise _not_the_network(self.paths["campplus"])
+        return out.astype(np.float32).reshape(-1)
 
     def voice_features(self, audio: np.ndarray, sample_rate: int) -> VoiceFeatures:
         """Tokens, speaker embedding and prompt mel of a clip: float samples in [-1, 1], mono [n]
@@ -138,8 +154,7 @@ class Frontend:
         speech16 = resample(speech, sample_rate, TOKEN_RATE)
         tokens = self.speech_tokens(speech16)
         embedding = self.speaker_embedding(speech16)
-        mel = {k: v for k, v in self.mel.items()}
-        feat = matcha_mel(resample(speech, sample_rate, MEL_RATE), **mel)[0].T.contiguous().numpy()
+        feat = matcha_mel(resample(speech, sample_rate, MEL_RATE), **self.mel)[0].T.contiguous().numpy()
         if self.sample_rate == MEL_RATE:  # frontend_zero_shot: mel frames = 2 x tokens
             n = min(feat.shape[0] // 2, tokens.size)
             feat, tokens = feat[: 2 * n], tokens[:n]
