@@ -19,6 +19,7 @@ from app.models.cosyvoice.checkpoint import write_checkpoint
 from app.models.cosyvoice.config import load_config
 from app.models.cosyvoice.dit import attention_mask
 from app.models.cosyvoice.flow_v3 import FlowV3
+from app.models.cosyvoice.presets import preset, yaml_text
 
 DATA = Path(__file__).parent / "data" / "cosyvoice"
 TOL = 1e-3
@@ -172,11 +173,19 @@ def test_streaming_mask_is_chunked_and_respects_padding() -> None:
 def test_load_is_strict_and_says_what_is_wrong(folder: Path) -> None:
     cfg = load_config(folder / "cosyvoice3.yaml")
     state = torch.load(folder / "flow.pt", weights_only=True)
-    missing = dict(state)
-    del missing["decoder.estimator.proj_out.bias"]
-    with pytest.raises(VoxDeskError, match="flow.pt") as err:
-        FlowV3.from_config(cfg).load(missing)
-    assert "\n" not in str(err.value) and "proj_out.bias" in str(err.value)
-    wrong = dict(state) | {"input_embedding.weight": torch.zeros(10, 80)}
-    with pytest.raises(VoxDeskError, match="input_embedding.weight"):
-        FlowV3.from_config(cfg).load(wrong)
+    missing = {k: v for k, v in state.items() if k != "decoder.estimator.proj_out.bias"}
+    wrong = state | {"input_embedding.weight": torch.zeros(10, 80)}
+    extra = state | {"decoder.estimator.long_skip_connection.weight": torch.zeros(32, 64)}
+    cases = [(missing, "no 'decoder.estimator.proj_out.bias'"), (wrong, "'input_embedding.weight' of shape"),
+             (extra, "unknown 'decoder.estimator.long_skip_connection.weight'")]  # fmt: skip
+    for sd, says in cases:
+        with pytest.raises(VoxDeskError, match="flow.pt") as err:
+            FlowV3.from_config(cfg).load(sd)
+        assert says in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_cosyvoice2_config_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "cosyvoice2.yaml"
+    path.write_text(yaml_text(preset("cosyvoice2-tiny")), encoding="utf-8")
+    with pytest.raises(VoxDeskError, match="not cosyvoice2's"):
+        FlowV3.from_config(load_config(path))

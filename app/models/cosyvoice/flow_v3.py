@@ -28,7 +28,13 @@ from app.models.cosyvoice import cfm
 from app.models.cosyvoice.config import CosyVoiceConfig, Tag
 from app.models.cosyvoice.dit import DiT
 
-ESTIMATOR_PREFIX = "decoder.estimator."  # flow.pt's name for the DiT: the CFM object holds it
+ESTIMATOR = "estimator."
+ESTIMATOR_FILE = "decoder.estimator."  # flow.pt's name for the DiT: the official CFM object holds it
+
+
+def _file_key(name: str) -> str:
+    """``flow.pt``'s key of this module's parameter or buffer ``name``."""
+    return ESTIMATOR_FILE + name[len(ESTIMATOR) :] if name.startswith(ESTIMATOR) else name
 
 
 class PreLookaheadLayer(nn.Module):
@@ -84,6 +90,8 @@ class FlowV3(nn.Module):
     @classmethod
     def from_config(cls, config: CosyVoiceConfig) -> FlowV3:
         """The sizes from the yaml's ``flow: !new:cosyvoice.flow.flow.CausalMaskedDiffWithDiT``."""
+        if config.family != "cosyvoice3":
+            raise VoxDeskError(f"FlowV3 runs CosyVoice3's flow, not {config.family}'s.")
         flow = config.flow
         layer, decoder = flow.get("pre_lookahead_layer"), flow.get("decoder")
         estimator = decoder.get("estimator") if isinstance(decoder, Tag) else None
@@ -107,17 +115,20 @@ class FlowV3(nn.Module):
         )
 
     def load(self, state_dict: dict[str, torch.Tensor]) -> None:
-        """Strictly from ``flow.pt``'s keys (the DiT's under ``decoder.estimator.``)."""
-        own = {}
-        for key, value in state_dict.items():
-            own[
-                ("estimator." + key[len(ESTIMATOR_PREFIX) :]) if key.startswith(ESTIMATOR_PREFIX) else key
-            ] = value
-        try:
-            self.load_state_dict(own, strict=True)
-        except RuntimeError as exc:
-            first = str(exc).strip().splitlines()[-1].strip()
-            raise VoxDeskError(f"flow.pt does not fit this cosyvoice3.yaml ({first[:200]}).") from None
+        """Strictly from ``flow.pt``'s keys and shapes (the DiT's under ``decoder.estimator.``)."""
+        own = self.state_dict()
+        names = {_file_key(k): k for k in own}
+        problems = [f"no '{k}'" for k in names if k not in state_dict]
+        problems += [f"an unknown '{k}'" for k in state_dict if k not in names]
+        problems += [
+            f"'{k}' of shape {list(v.shape)}, not {list(own[names[k]].shape)}"
+            for k, v in state_dict.items()
+            if k in names and v.shape != own[names[k]].shape
+        ]
+        if problems:
+            more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+            raise VoxDeskError(f"flow.pt does not fit its cosyvoice3.yaml: it has {problems[0]}{more}.")
+        self.load_state_dict({names[k]: v for k, v in state_dict.items()}, strict=True)
 
     def frames(
         self, token_len: torch.Tensor, prompt_token_len: torch.Tensor, finalize: torch.Tensor
