@@ -9,6 +9,7 @@ schedule (cli/model.py:343-373) on our flow.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from app.errors import VoxDeskError
-from app.models.cosyvoice.checkpoint import write_checkpoint
+from app.models.cosyvoice.checkpoint import SHAPES_FILE, write_checkpoint
 from app.models.cosyvoice.config import load_config
 from app.models.cosyvoice.flow_v2 import FlowV2
 
@@ -152,6 +153,14 @@ def test_a_padded_batch_equals_each_request_alone(flow: FlowV2, streaming: bool,
         assert alone.shape == (1, 80, frames)
         np.testing.assert_allclose(batch[row, :, :frames].numpy(), alone[0].numpy(), atol=ATOL, rtol=0)
         assert not batch[row, :, frames:].any()  # zeros after a shorter row
+
+
+def test_the_state_dict_is_the_official_one(tmp_path: Path) -> None:
+    """Every key and shape the official ``CausalMaskedDiffWithXvec`` has for the tiny yaml."""
+    entry = json.loads(SHAPES_FILE.read_text(encoding="utf-8"))["cosyvoice2"]
+    (tmp_path / "cosyvoice2.yaml").write_text(entry["yaml"], encoding="utf-8")
+    model = FlowV2.from_config(load_config(tmp_path / "cosyvoice2.yaml"))
+    assert {k: list(v.shape) for k, v in model.state_dict().items()} == entry["flow"]
 
 
 def test_load_names_a_missing_or_misshapen_key(flow: FlowV2, folder: Path) -> None:
