@@ -186,7 +186,7 @@ class CausalUNet(nn.Module):
         temb = self.time_embedding(t)
         frames = x.shape[-1]
         h = torch.cat([x, mu, spks.unsqueeze(-1).expand(-1, -1, frames), cond], dim=1)
-        keys = chunk_mask(mask[:, 0].sum(-1).long(), frames, self.chunk if streaming else 0)
+        keys = chunk_mask(mask[:, 0].bool().sum(-1), frames, self.chunk if streaming else 0)
         keys = keys.expand(-1, frames, -1)
         bias = ((1.0 - keys.to(x.dtype)) * -1.0e10).unsqueeze(1)  # [B, 1, T, T]
         resnet, blocks, down = self.down_blocks[0]
