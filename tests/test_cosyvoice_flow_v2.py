@@ -3,7 +3,7 @@
 The goldens' ``mel_k`` are the mels the official code gave the vocoder: for a plain call the
 flow's output (``speed`` != 1: linearly resampled to ``int(T / speed)`` frames first); for a
 streaming call one per chunk, each after the previous vocoder input's last 8 frames (the
-official mel cache, cli/model.py:305-318). :func:`stream_mels` replays the official chunk
+official mel cache, cli/model.py:303-318). :func:`stream_mels` replays the official chunk
 schedule (cli/model.py:343-373) on our flow.
 """
 
@@ -187,3 +187,11 @@ def test_an_unsupported_flow_config_is_one_line(folder: Path, tmp_path: Path, ol
     (tmp_path / "cosyvoice2.yaml").write_text(text.replace(old, new, 1), encoding="utf-8")
     with pytest.raises(VoxDeskError, match=message):
         FlowV2.from_config(load_config(tmp_path / "cosyvoice2.yaml"))
+
+
+def test_more_than_the_noise_table_is_one_line(flow: FlowV2) -> None:
+    """The official noise table covers 300 s (15000 frames); longer input is refused up front."""
+    g = golden("zero_shot")
+    g["tokens"] = np.zeros(7500 - g["input_flow_prompt_speech_token"].shape[1] + 1, dtype=np.int64)
+    with pytest.raises(VoxDeskError, match="at most 300 s"):
+        run(flow, g, len(g["tokens"]), streaming=False, finalize=True)

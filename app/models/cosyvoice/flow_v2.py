@@ -9,7 +9,7 @@ U-Net (:mod:`.unet`); the frames after the prompt's are returned.
 
 In a non-final streaming chunk (``finalize=False``) the last ``pre_lookahead_len`` (3) tokens
 are only look-ahead context: the mel covers the tokens before them. The official streaming loop
-calls the final chunk with ``streaming=False`` (cli/model.py:365 passes no ``stream``): full
+calls the final chunk with ``streaming=False`` (cli/model.py:367-373 passes no ``stream``): full
 attention. A batch of rows of different lengths is padded on the right and masked; each row
 computes what it computes alone (rows agree to float rounding, not bit for bit).
 """
@@ -128,16 +128,22 @@ class FlowV2(nn.Module):
         streaming: bool,
         finalize: bool,
     ) -> torch.Tensor:
-        """The mel [B, 80, T] after each row's prompt frames, left-aligned (row b's first
-        ``2 * token_len[b]`` frames, less ``2 * pre_lookahead_len`` if not ``finalize``; zeros
-        after). Tokens [B, N] / prompt tokens [B, S] long, prompt mel [B, Tp, 80], embedding
-        [B, 192]; each ``*_len`` [B] gives a row's unpadded length."""
+        """The mel [B, 80, T] after each row's prompt frames, left-aligned, zeros after a shorter
+        row: row b has ``2 * (prompt_token_len + token_len - lookahead) - prompt_feat_len`` frames
+        (lookahead 3 if not ``finalize``, else 0), i.e. ``2 * token_len`` (- 6) when the prompt
+        mel has two frames per prompt token, as the frontend trims it. Tokens [B, N] / prompt
+        tokens [B, S] long, prompt mel [B, Tp, 80], embedding [B, 192]; each ``*_len`` [B] gives
+        a row's unpadded length (a non-final row's length includes its 3 look-ahead tokens)."""
         device, dtype = self.encoder_proj.weight.device, self.encoder_proj.weight.dtype
         lens = [x.to(device).long().reshape(-1) for x in (token_len, prompt_token_len, prompt_feat_len)]
         token_len, prompt_token_len, prompt_feat_len = lens
         spks = self.spk_embed_affine_layer(F.normalize(embedding.to(device, dtype), dim=1))
         ids = self._join(prompt_token.to(device).long(), prompt_token_len, token.to(device).long(), token_len)
         lengths = prompt_token_len + token_len
+        if self.token_mel_ratio * int(lengths.max()) > self.noise.shape[-1]:
+            seconds = self.noise.shape[-1] // 50
+            raise VoxDeskError(f"CosyVoice2's flow takes at most {seconds} s of speech with its prompt at "
+                               "once: split the text into shorter pieces.")  # fmt: skip
         valid = torch.arange(ids.shape[1], device=device).unsqueeze(0) < lengths.unsqueeze(1)
         x = self.input_embedding(ids.clamp(min=0)) * valid.unsqueeze(-1).to(dtype)
         lookahead = 0 if finalize else self.pre_lookahead_len
