@@ -27,6 +27,7 @@ from app.models.cosyvoice.flow_v2 import FlowV2
 DATA = Path(__file__).parent / "data" / "cosyvoice"
 ATOL = 1e-3
 TOKEN_HOP, MAX_HOP, MEL_CACHE = 25, 100, 8  # CosyVoice2Model.__init__ (cli/model.py:257-265)
+LOOKAHEAD = 3  # the yaml's pre_lookahead_len
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -51,43 +52,54 @@ def flow(folder: Path) -> FlowV2:
     return model
 
 
-def golden(mode: str) -> dict[str, np.ndarray]:
-    with np.load(DATA / f"cosyvoice2_{mode}.npz") as data:
-        return dict(data)
+def golden(name: str) -> dict[str, np.ndarray]:
+    """A golden file with the flow's inputs under the names ``tokens``, ``prompt_token``
+    [1, S], ``prompt_feat`` [1, Tp, 80] and ``embedding`` [1, 192] (the mode files name them
+    ``input_flow_prompt_speech_token`` ... as the frontend does)."""
+    with np.load(DATA / f"cosyvoice2_{name}.npz") as data:
+        g = dict(data)
+    renames = {"input_flow_prompt_speech_token": "prompt_token", "input_prompt_speech_feat": "prompt_feat",
+               "input_flow_embedding": "embedding"}  # fmt: skip
+    return g | {new: g[old] for old, new in renames.items() if old in g}
 
 
 def run(flow: FlowV2, g: dict[str, np.ndarray], n: int, streaming: bool, finalize: bool) -> torch.Tensor:
     """The flow on the golden's first ``n`` tokens with its prompt, as token2wav calls it."""
-    t = {k: torch.from_numpy(v) for k, v in g.items()}
+    prompt, feat = torch.from_numpy(g["prompt_token"]), torch.from_numpy(g["prompt_feat"])
     return flow.inference(
-        t["tokens"][:n].unsqueeze(0), torch.tensor([n]),
-        t["input_flow_prompt_speech_token"], t["input_flow_prompt_speech_token_len"],
-        t["input_prompt_speech_feat"], t["input_prompt_speech_feat_len"],
-        t["input_flow_embedding"], streaming, finalize,
+        torch.from_numpy(g["tokens"][:n]).unsqueeze(0), torch.tensor([n]),
+        prompt, torch.tensor([prompt.shape[1]]), feat, torch.tensor([feat.shape[1]]),
+        torch.from_numpy(g["embedding"]), streaming, finalize,
     )  # fmt: skip
 
 
-def stream_mels(flow: FlowV2, g: dict[str, np.ndarray], hop: int = TOKEN_HOP) -> list[torch.Tensor]:
-    """The vocoder inputs of the official streaming loop once the LM has ended.
+def schedule(n: int, prompt: int, hop: int = TOKEN_HOP) -> tuple[list[tuple[int, int, bool]], int]:
+    """The official streaming loop's flow calls once the LM has ended with ``n`` tokens
+    (cli/model.py:343-373): ``(tokens given to the flow, token_offset, finalize)`` per chunk,
+    and the hop the model keeps for its next call.
 
     The first chunk's hop is padded so that prompt + chunk is a multiple of the hop; a chunk runs
-    while ``hop + pre_lookahead_len`` new tokens exist (``finalize=False``, streaming masks); the
-    hop doubles after each chunk up to 100; the rest runs with ``finalize=True`` and, as the
-    official call passes no ``stream``, ``streaming=False``. Each keeps the frames from
-    ``2 * token_offset`` and is prefixed with the previous vocoder input's last 8 frames."""
-    n, prompt = len(g["tokens"]), g["input_flow_prompt_speech_token"].shape[1]
+    while ``hop + pre_lookahead_len`` (3) new tokens exist, with those 3 as look-ahead; the hop
+    doubles after each chunk up to 100; the rest is the final call."""
     pad = math.ceil(prompt / hop) * hop - prompt
-    offset, mels = 0, []
-
-    def keep(mel: torch.Tensor) -> None:
-        mel = mel[:, :, offset * flow.token_mel_ratio :]
-        mels.append(torch.cat([mels[-1][:, :, -MEL_CACHE:], mel], dim=2) if mels else mel)
-
-    while n - offset >= (this_hop := hop + pad if offset == 0 else hop) + flow.pre_lookahead_len:
-        keep(run(flow, g, offset + this_hop + flow.pre_lookahead_len, streaming=True, finalize=False))
+    calls, offset = [], 0
+    while n - offset >= (this_hop := hop + pad if offset == 0 else hop) + LOOKAHEAD:
+        calls.append((offset + this_hop + LOOKAHEAD, offset, False))
         offset += this_hop
         hop = min(MAX_HOP, hop * 2)
-    keep(run(flow, g, n, streaming=False, finalize=True))
+    return [*calls, (n, offset, True)], hop
+
+
+def stream_mels(flow: FlowV2, g: dict[str, np.ndarray]) -> list[torch.Tensor]:
+    """The vocoder inputs of the official streaming call: each chunk's mel from
+    ``2 * token_offset`` on, after the previous vocoder input's last 8 frames. Non-final chunks
+    run with streaming (chunked) attention, the final one without: the official final call
+    passes no ``stream`` (cli/model.py:367-373)."""
+    mels: list[torch.Tensor] = []
+    for n, offset, finalize in schedule(len(g["tokens"]), g["prompt_token"].shape[1])[0]:
+        mel = run(flow, g, n, streaming=not finalize, finalize=finalize)
+        mel = mel[:, :, offset * flow.token_mel_ratio :]
+        mels.append(torch.cat([mels[-1][:, :, -MEL_CACHE:], mel], dim=2) if mels else mel)
     return mels
 
 
@@ -108,16 +120,36 @@ def test_speed_resamples_the_flow_mel_before_the_vocoder(flow: FlowV2) -> None:
     np.testing.assert_allclose(resampled.numpy(), g["mel_0"], atol=ATOL, rtol=0)
 
 
-def test_streaming_chunks_equal_the_official_vocoder_inputs(flow: FlowV2) -> None:
-    g = golden("stream")
+STREAMS = [("stream", [50, 8 + 36]), ("flow_stream", [62, 8 + 100, 8 + 138])]
+
+
+@pytest.mark.parametrize(("name", "frames"), STREAMS)
+def test_streaming_chunks_equal_the_official_vocoder_inputs(flow: FlowV2, name: str, frames: list) -> None:
+    """``stream``: the zero-shot call's 2 chunks (25 prompt tokens, no padding); ``flow_stream``
+    (tools/cosyvoice_flow_goldens.py): 150 tokens after 19 prompt tokens, hops 25+6, 50, rest."""
+    g = golden(name)
     mels = stream_mels(flow, g)
     expected = [g[k] for k in sorted((k for k in g if k.startswith("mel_")), key=lambda k: int(k[4:]))]
-    assert [m.shape[2] for m in mels] == [e.shape[2] for e in expected] == [50, 8 + 36]
+    assert [m.shape[2] for m in mels] == [e.shape[2] for e in expected] == frames
     for mel, want in zip(mels, expected, strict=True):
         np.testing.assert_allclose(mel.numpy(), want, atol=ATOL, rtol=0)
-    # The masks matter: the final chunk with streaming (chunked) attention is another mel.
+
+
+def test_the_final_chunk_runs_without_streaming_masks(flow: FlowV2) -> None:
+    """With chunked attention the final chunk would be another mel: the masks matter."""
+    g = golden("stream")
     chunked = run(flow, g, len(g["tokens"]), streaming=True, finalize=True)[:, :, 50:]
-    assert np.abs(chunked.numpy() - expected[1][:, :, MEL_CACHE:]).max() > 10 * ATOL
+    assert np.abs(chunked.numpy() - g["mel_1"][:, :, MEL_CACHE:]).max() > 10 * ATOL
+
+
+def test_the_hop_stays_doubled_for_the_next_call() -> None:
+    """The official model keeps its hop between calls: a second identical call starts at 100
+    and, with 150 tokens after a 19-token prompt, makes only the final call."""
+    g = golden("flow_stream")
+    first, hop = schedule(len(g["tokens"]), g["prompt_token"].shape[1])
+    assert [c[:2] for c in first] == [(34, 0), (84, 31), (150, 81)] and hop == MAX_HOP
+    second, _ = schedule(len(g["tokens"]), g["prompt_token"].shape[1], hop)
+    assert len(second) == int(g["second_call_chunks"]) == 1
 
 
 def batch_inference(flow: FlowV2, requests: list[tuple[torch.Tensor, ...]], streaming: bool,
