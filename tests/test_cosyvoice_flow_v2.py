@@ -153,7 +153,7 @@ def test_the_hop_stays_doubled_for_the_next_call() -> None:
 
 
 def batch_inference(flow: FlowV2, requests: list[tuple[torch.Tensor, ...]], streaming: bool,
-                    finalize: bool) -> torch.Tensor:  # fmt: skip
+                    finalize: bool | list[bool]) -> torch.Tensor:  # fmt: skip
     """``requests`` of (tokens [N], prompt tokens [S], prompt mel [Tp, 80], embedding [192]),
     padded on the right into one call."""
     padded, lengths = [], []
@@ -166,8 +166,11 @@ def batch_inference(flow: FlowV2, requests: list[tuple[torch.Tensor, ...]], stre
                           streaming, finalize)  # fmt: skip
 
 
-@pytest.mark.parametrize(("streaming", "finalize"), [(False, True), (True, False)])
-def test_a_padded_batch_equals_each_request_alone(flow: FlowV2, streaming: bool, finalize: bool) -> None:
+@pytest.mark.parametrize(("streaming", "finalize"), [(False, [True, True]), (True, [False, False]),
+                                                     (True, [True, False])])  # fmt: skip
+def test_a_padded_batch_equals_each_request_alone(
+    flow: FlowV2, streaming: bool, finalize: list[bool]
+) -> None:
     a = {k: torch.from_numpy(v) for k, v in golden("zero_shot").items()}
     b = {k: torch.from_numpy(v) for k, v in golden("stream").items()}
     requests = [  # different tokens, prompt lengths and speakers
@@ -177,13 +180,13 @@ def test_a_padded_batch_equals_each_request_alone(flow: FlowV2, streaming: bool,
          -b["input_flow_embedding"][0]),
     ]  # fmt: skip
     batch = batch_inference(flow, requests, streaming, finalize)
-    lookahead = 0 if finalize else flow.pre_lookahead_len
-    assert batch.shape == (2, 80, 2 * (40 - lookahead))
-    if finalize:  # the first row is the zero-shot golden's request
+    lookahead = [0 if f else flow.pre_lookahead_len for f in finalize]
+    assert batch.shape == (2, 80, 2 * (40 - lookahead[1]))
+    if not streaming:  # the first row is the zero-shot golden's request
         np.testing.assert_allclose(batch[:1, :, :16].numpy(), a["mel_0"].numpy(), atol=ATOL, rtol=0)
     for row, request in enumerate(requests):
-        alone = batch_inference(flow, [request], streaming, finalize)
-        frames = 2 * (len(request[0]) - lookahead)
+        alone = batch_inference(flow, [request], streaming, finalize[row])
+        frames = 2 * (len(request[0]) - lookahead[row])
         assert alone.shape == (1, 80, frames)
         np.testing.assert_allclose(batch[row, :, :frames].numpy(), alone[0].numpy(), atol=ATOL, rtol=0)
         assert not batch[row, :, frames:].any()  # zeros after a shorter row

@@ -215,18 +215,18 @@ class UpsampleConformerEncoder(nn.Module):
         return x
 
     def forward(
-        self, xs: torch.Tensor, lengths: torch.Tensor, lookahead: int, streaming: bool
+        self, xs: torch.Tensor, lengths: torch.Tensor, lookahead: torch.Tensor, streaming: bool
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``xs`` [B, L, 512] token embeddings, ``lengths`` [B] → (h [B, 2T, 512], lengths [B]).
 
-        ``lookahead`` 0: every token is encoded (the final call). ``lookahead`` 3: each row's last
-        3 tokens are only the look-ahead context of a non-final streaming chunk, T = L - 3."""
-        t = xs.shape[1] - lookahead
+        ``lookahead`` [B]: 0 for a row whose tokens are all encoded (the final call), 3 for a row
+        whose last 3 tokens are only the look-ahead context of a non-final streaming chunk.
+        T = the longest ``lengths - lookahead``."""
         lengths = lengths.to(xs.device)
         x = self.embed(xs)
         ends = torch.arange(xs.shape[1], device=xs.device).unsqueeze(0) < lengths.unsqueeze(1)
-        x = self.pre_lookahead_layer(x * ends.unsqueeze(-1).to(x.dtype), t)
-        lengths = lengths - lookahead
+        lengths = lengths - lookahead.to(xs.device)
+        x = self.pre_lookahead_layer(x * ends.unsqueeze(-1).to(x.dtype), int(lengths.max()))
         x = self._layers(self.encoders, x, lengths, self.chunk if streaming else 0)
         x = self.up_layer(x.transpose(1, 2)).transpose(1, 2)
         lengths = lengths * self.up_layer.stride

@@ -10,12 +10,14 @@ U-Net (:mod:`.unet`); the frames after the prompt's are returned.
 In a non-final streaming chunk (``finalize=False``) the last ``pre_lookahead_len`` (3) tokens
 are only look-ahead context: the mel covers the tokens before them. The official streaming loop
 calls the final chunk with ``streaming=False`` (cli/model.py:367-373 passes no ``stream``): full
-attention. A batch of rows of different lengths is padded on the right and masked; each row
-computes what it computes alone (rows agree to float rounding, not bit for bit).
+attention. A batch of rows of different lengths is padded on the right and masked, rows may
+differ in ``finalize``; each row computes what it computes alone (to float rounding, not bit for
+bit).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -115,6 +117,15 @@ class FlowV2(nn.Module):
         pb = b.gather(1, ib) if b.shape[1] else torch.zeros_like(ia)
         return torch.where(from_a, pa, pb) * (j < total.unsqueeze(1))
 
+    def frames(
+        self, token_len: torch.Tensor, prompt_token_len: torch.Tensor, finalize: torch.Tensor
+    ) -> torch.Tensor:
+        """Per row, the mel frames the solver runs over: 2 per prompt and new token, less the 3
+        look-ahead tokens of a row that does not finalize. The rows of :meth:`inference`'s output
+        hold the frames after the prompt's: ``frames(...) - prompt_feat_len``."""
+        kept = prompt_token_len + token_len - self.pre_lookahead_len * (~finalize).long()
+        return kept * self.token_mel_ratio
+
     @torch.inference_mode()
     def inference(
         self,
@@ -126,14 +137,14 @@ class FlowV2(nn.Module):
         prompt_feat_len: torch.Tensor,
         embedding: torch.Tensor,
         streaming: bool,
-        finalize: bool,
+        finalize: bool | Sequence[bool],
     ) -> torch.Tensor:
-        """The mel [B, 80, T] after each row's prompt frames, left-aligned, zeros after a shorter
-        row: row b has ``2 * (prompt_token_len + token_len - lookahead) - prompt_feat_len`` frames
-        (lookahead 3 if not ``finalize``, else 0), i.e. ``2 * token_len`` (- 6) when the prompt
-        mel has two frames per prompt token, as the frontend trims it. Tokens [B, N] / prompt
-        tokens [B, S] long, prompt mel [B, Tp, 80], embedding [B, 192]; each ``*_len`` [B] gives
-        a row's unpadded length (a non-final row's length includes its 3 look-ahead tokens)."""
+        """The mel [B, 80, T] after each row's prompt frames, left-aligned, zeros past a row's
+        ``frames(...) - prompt_feat_len`` (``2 * token_len``, less 6 if the row does not finalize,
+        when the prompt mel has two frames per prompt token as the frontend trims it). Tokens
+        [B, N] / prompt tokens [B, S] long, prompt mel [B, Tp, 80], embedding [B, 192]; each
+        ``*_len`` [B] gives a row's unpadded length (a non-final row's includes its 3 look-ahead
+        tokens). ``finalize`` may differ per row; ``streaming`` (chunk masks) holds for the batch."""
         device, dtype = self.encoder_proj.weight.device, self.encoder_proj.weight.dtype
         lens = [x.to(device).long().reshape(-1) for x in (token_len, prompt_token_len, prompt_feat_len)]
         token_len, prompt_token_len, prompt_feat_len = lens
@@ -146,8 +157,8 @@ class FlowV2(nn.Module):
                                "once: split the text into shorter pieces.")  # fmt: skip
         valid = torch.arange(ids.shape[1], device=device).unsqueeze(0) < lengths.unsqueeze(1)
         x = self.input_embedding(ids.clamp(min=0)) * valid.unsqueeze(-1).to(dtype)
-        lookahead = 0 if finalize else self.pre_lookahead_len
-        h, mel_lengths = self.encoder(x, lengths, lookahead, streaming)
+        final = torch.as_tensor(finalize, dtype=torch.bool, device=device).expand(ids.shape[0])
+        h, mel_lengths = self.encoder(x, lengths, self.pre_lookahead_len * (~final).long(), streaming)
         mu = self.encoder_proj(h).transpose(1, 2).contiguous()  # [B, 80, T]
         frames = mu.shape[-1]
         t = torch.arange(frames, device=device).unsqueeze(0)
@@ -159,7 +170,7 @@ class FlowV2(nn.Module):
         noise = self.noise[:, :, :frames].to(dtype).expand(mu.shape[0], -1, -1)
         mel = cfm.solve(self.decoder.estimator, noise, mu, mask, spks, cond, n_timesteps=N_TIMESTEPS,
                         cfg_rate=self.cfg_rate, streaming=streaming)  # fmt: skip
-        out_len = mel_lengths - prompt_feat_len
+        out_len = (mel_lengths - prompt_feat_len).clamp(min=0)
         index = (prompt_feat_len.unsqueeze(1) + t[:, : int(out_len.max())]).clamp(max=frames - 1)
         out = mel.gather(2, index.unsqueeze(1).expand(-1, mel.shape[1], -1))
         return out * (t[:, : out.shape[-1]] < out_len.unsqueeze(1)).unsqueeze(1).to(out.dtype)
