@@ -8,6 +8,7 @@ official loader drew at construction, which :class:`SourceTables` replays.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -165,3 +166,15 @@ def test_the_tables_are_drawn_on_demand_with_the_values_of_one_full_draw() -> No
         torch.equal(small, full[:, :1000]) and torch.equal(grown, full) and torch.equal(again, full[:, :500])
     )
     assert tables.rand_ini[0, 0] == 0 and tables.rand_ini.shape == (1, 9)
+
+
+def test_a_config_it_cannot_build_gives_one_line(folders: dict[str, Path]) -> None:
+    cfg = load_config(folders["cosyvoice3"] / "cosyvoice3.yaml")
+    args = {k: v for k, v in cfg.hift.args.items() if k != "f0_predictor"}
+    no_f0 = dataclasses.replace(cfg, hift=dataclasses.replace(cfg.hift, args=args))
+    with pytest.raises(VoxDeskError, match=r"cosyvoice3\.yaml: VoxDesk cannot build its hift section") as err:
+        HiFT.from_config(no_f0)
+    assert "\n" not in str(err.value)
+    v1 = dataclasses.replace(cfg, sample_rate=22050)
+    with pytest.raises(VoxDeskError, match="runs at 22050 Hz"):
+        HiFT.from_config(v1)

@@ -136,7 +136,7 @@ class HiFT(nn.Module):
         self.ups = nn.ModuleList(
             _upsampler(cin, cout, int(k), u, causal)
             for cin, cout, k, u in zip([base, *widths[:-1]], widths, kernels, rates, strict=True)
-        )  # fmt: skip
+        )
         spec = self.n_fft + 2
         downs = [math.prod(rates[len(rates) - i :]) for i in range(len(rates) - 1, -1, -1)]
         self.source_downs = nn.ModuleList(
@@ -165,18 +165,23 @@ class HiFT(nn.Module):
             raise VoxDeskError(f"This CosyVoice vocoder runs at {cfg.sample_rate} Hz: VoxDesk reads the "
                                "24 kHz CosyVoice2 and CosyVoice3 models only.")  # fmt: skip
         causal = cfg.family == "cosyvoice3"
-        tables = None
-        if causal:
+        try:
             f0 = args["f0_predictor"].args
-            flow = cfg.flow
-            tables = SourceTables.replay(
-                int(flow.get("vocab_size")), int(flow.get("input_size")),
-                int(flow.get("spk_embed_dim")), int(flow.get("output_size")),
-                int(f0.get("in_channels", 80)), int(f0.get("cond_channels", 512)),
-                int(args.get("nb_harmonics", 8)) + 1,
-            )  # fmt: skip
-        with torch.device("meta"):
-            model = cls(args, cfg.sample_rate, causal, tables)
+            tables = None
+            if causal:
+                flow = cfg.flow
+                tables = SourceTables.replay(
+                    int(flow.get("vocab_size")), int(flow.get("input_size")),
+                    int(flow.get("spk_embed_dim")), int(flow.get("output_size")),
+                    int(f0.get("in_channels", 80)), int(f0.get("cond_channels", 512)),
+                    int(args.get("nb_harmonics", 8)) + 1,
+                )  # fmt: skip
+            with torch.device("meta"):
+                model = cls(args, cfg.sample_rate, causal, tables)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            why = f"{type(exc).__name__}: {exc}"
+            raise VoxDeskError(f"{cfg.family}.yaml: VoxDesk cannot build its hift section ({why}); "
+                               "use the model's own yaml.") from None  # fmt: skip
         model.to_empty(device="cpu")
         n = np.arange(model.n_fft)
         hann = 0.5 - 0.5 * np.cos(2 * np.pi * n / model.n_fft)  # scipy's periodic Hann, in float64
@@ -279,4 +284,3 @@ def _fold(state: dict[str, torch.Tensor], f0_dtype: torch.dtype | None) -> dict[
         if key.endswith(".alpha") and out[key].dim() == 1:
             out[key] = out[key].reshape(1, -1, 1)
     return out
-
