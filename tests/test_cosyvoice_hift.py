@@ -66,6 +66,16 @@ def _mel(data: dict[str, np.ndarray], k: int) -> torch.Tensor:
     return torch.from_numpy(data[f"mel_{k}"])
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_vocoder_call_has_its_generator_state(family: str) -> None:
+    for mode in (*WHOLE, "stream"):
+        data, rng = _golden(family, mode)
+        mels = sorted(k for k in data if k.startswith("mel_"))
+        assert sorted(rng) == sorted(["seeded", *(k.replace("mel_", "hift_") for k in mels)])
+        assert all(v.dtype == np.uint8 and v.shape == torch.get_rng_state().shape for v in rng.values())
+        assert not np.array_equal(rng["seeded"], rng["hift_0"])  # the LM drew in between
+
+
 @pytest.mark.parametrize("mode", WHOLE)
 @pytest.mark.parametrize("family", FAMILIES)
 def test_whole_utterance_audio_equals_the_goldens(vocoders: dict[str, HiFT], family: str, mode: str) -> None:
