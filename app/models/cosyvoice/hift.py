@@ -20,7 +20,6 @@ computes it). The streaming caches and cross-fade around it (the official ``toke
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,7 +31,6 @@ from app.errors import VoxDeskError
 from app.models.cosyvoice.config import CosyVoiceConfig
 from app.models.cosyvoice.hift_source import CausalConv1d, F0Predictor, SourceModule, SourceTables
 from app.models.voxcpm.vae_layers import Snake
-from app.models.voxcpm.weights import check_tensors
 
 AUDIO_LIMIT = 0.99
 MAGNITUDE_LIMIT = 1e2
@@ -195,8 +193,16 @@ class HiFT(nn.Module):
         """Take ``hift.pt``'s tensors (see the module docstring); a file that does not fit the
         config raises :class:`VoxDeskError` naming the keys."""
         weights = _fold(state, torch.float64 if self.causal else None)
-        expected = {k: v.shape for k, v in self.state_dict().items()}
-        check_tensors(expected, weights, Path("hift.pt"))
+        own = self.state_dict()
+        problems = [f"no {k}" for k in own if k not in weights]
+        problems += [f"an unknown {k}" for k in weights if k not in own]
+        problems += [f"{k} of shape {tuple(v.shape)}, not {tuple(own[k].shape)}"
+                     for k, v in weights.items() if k in own and v.shape != own[k].shape]  # fmt: skip
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            yaml = "cosyvoice3.yaml" if self.causal else "cosyvoice2.yaml"
+            raise VoxDeskError(f"hift.pt does not fit its {yaml}: it has {problems[0]}{more}; "
+                               "download the model folder again.")  # fmt: skip
         self.load_state_dict(weights, strict=True)
         return self
 
