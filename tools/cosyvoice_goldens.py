@@ -1,13 +1,15 @@
 """Run the official CosyVoice code on VoxDesk's tiny folders and record what it does.
 
 Runs in the official code's own venv (see tools/cosyvoice_official_requirements.txt), never in
-VoxDesk's: it imports nothing of VoxDesk. Two commands::
+VoxDesk's: it imports nothing of VoxDesk. Three commands::
 
     python tools/cosyvoice_goldens.py shapes --official /work/official/CosyVoice \\
         --yaml DIR2/cosyvoice2.yaml --yaml DIR3/cosyvoice3.yaml \\
         --out app/models/cosyvoice/official_shapes.json
     python tools/cosyvoice_goldens.py goldens --official /work/official/CosyVoice \\
         --model DIR2 --model DIR3 --out tests/data/cosyvoice
+    python tools/cosyvoice_goldens.py crosscheck --official /work/official/CosyVoice \\
+        --model DIR2 --model DIR3 --against tests/data/cosyvoice
 
 ``shapes`` instantiates the yaml's ``flow`` and ``hift`` with the official classes and records
 their state-dict keys and shapes (and the one persistent buffer, the DiT's rotary ``inv_freq``),
@@ -21,7 +23,13 @@ model input, the LM's speech tokens, the flow's mel and the audio (float32) into
 torch's global generator state (``torch.get_rng_state()``, uint8) right after the seed is set
 (``seeded``) and right before each ``hift.inference`` call (``hift_0``, ``hift_1``, ...) into
 ``<family>_<mode>_rng.npz``: CosyVoice2's vocoder draws its noise from that generator at every
-call, after the LM's draws.
+call, after the LM's draws. With ``--margins`` the index also gets each mode's sampling
+margins (how close the LM's draws come to picking another token, see ``_probe_sampling``).
+
+``crosscheck`` reruns ``goldens`` as other CPUs would (``VARIANTS``: torch's generic kernels
+and oneDNN limited to SSE4.1, AVX2, AVX-512 where the CPU has it) and compares each run with
+the committed goldens: tokens and generator states equal, mels, audio and inputs within 1e-4.
+CI runs on a CPU nobody chose, so the goldens must not depend on which kernels it gets.
 
 Two things are arranged so that a run is reproducible, neither changes a number the official
 code computes:
