@@ -1,13 +1,15 @@
 """Run the official CosyVoice code on VoxDesk's tiny folders and record what it does.
 
 Runs in the official code's own venv (see tools/cosyvoice_official_requirements.txt), never in
-VoxDesk's: it imports nothing of VoxDesk. Two commands::
+VoxDesk's: it imports nothing of VoxDesk. Three commands::
 
     python tools/cosyvoice_goldens.py shapes --official /work/official/CosyVoice \\
         --yaml DIR2/cosyvoice2.yaml --yaml DIR3/cosyvoice3.yaml \\
         --out app/models/cosyvoice/official_shapes.json
     python tools/cosyvoice_goldens.py goldens --official /work/official/CosyVoice \\
         --model DIR2 --model DIR3 --out tests/data/cosyvoice
+    python tools/cosyvoice_goldens.py crosscheck --official /work/official/CosyVoice \\
+        --model DIR2 --model DIR3 --against tests/data/cosyvoice
 
 ``shapes`` instantiates the yaml's ``flow`` and ``hift`` with the official classes and records
 their state-dict keys and shapes (and the one persistent buffer, the DiT's rotary ``inv_freq``),
@@ -21,7 +23,13 @@ model input, the LM's speech tokens, the flow's mel and the audio (float32) into
 torch's global generator state (``torch.get_rng_state()``, uint8) right after the seed is set
 (``seeded``) and right before each ``hift.inference`` call (``hift_0``, ``hift_1``, ...) into
 ``<family>_<mode>_rng.npz``: CosyVoice2's vocoder draws its noise from that generator at every
-call, after the LM's draws.
+call, after the LM's draws. With ``--margins`` the index also gets each mode's sampling
+margins (how close the LM's draws come to picking another token, see ``_probe_sampling``).
+
+``crosscheck`` reruns ``goldens`` as other CPUs would (``VARIANTS``: torch's generic kernels
+and oneDNN limited to SSE4.1, AVX2, AVX-512 where the CPU has it) and compares each run with
+the committed goldens: tokens and generator states equal, mels, audio and inputs within 1e-4.
+CI runs on a CPU nobody chose, so the goldens must not depend on which kernels it gets.
 
 Two things are arranged so that a run is reproducible, neither changes a number the official
 code computes:
@@ -40,8 +48,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import signal
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -219,6 +231,62 @@ def _instrument(model, record: dict) -> None:
     m.hift.inference = hift_inference
 
 
+def _probe_sampling(margins: dict) -> None:
+    """Record how close each LM draw comes to a decision boundary, without changing any draw.
+
+    The official samplers (``cosyvoice.utils.common``, looked up by ``ras_sampling`` at each call)
+    are wrapped: before a draw the wrapper replays the exponential numbers ``multinomial(1)``
+    takes from torch's generator (``argmax(p / q)``, ``q ~ Exp(1)``) and puts the state back.
+    Three relative margins per run, the smallest over all draws: ``order`` (the gap between
+    the winner's probability and its neighbours' in the sorted list: a swap there changes the
+    token), ``top_p`` (a cumulative sum's distance to ``top_p``: it decides how many tokens are
+    kept, so how many numbers are drawn) and ``draw`` (the winner of ``p / q`` over the
+    runner-up). Another CPU changes probabilities by about 1e-6 relative; a margin far above that
+    keeps the tokens. ``replay_mismatches`` counts draws the replay got wrong (0 if it works).
+    """
+    import torch
+    from cosyvoice.utils import common
+
+    def note(kind: str, value: float) -> None:
+        margins[kind] = min(margins.get(kind, float("inf")), float(value))
+
+    def replayed_pick(prob: torch.Tensor) -> int:
+        state = torch.get_rng_state()
+        ratio = prob / torch.empty_like(prob).exponential_(1)
+        torch.set_rng_state(state)
+        top = ratio.topk(min(2, ratio.numel())).values
+        if top.numel() == 2:
+            note("draw", (top[0] - top[1]) / top[0])
+        return int(ratio.argmax())
+
+    orig_nucleus, orig_random = common.nucleus_sampling, common.random_sampling
+
+    def nucleus_sampling(weighted_scores, top_p=0.8, top_k=25):
+        probs, order = weighted_scores.softmax(dim=0).sort(descending=True, stable=True)
+        sorted_p = probs.double()
+        cum = sorted_p.cumsum(0)
+        kept = int(min(top_k, int((cum < top_p).sum()) + 1, sorted_p.numel()))
+        checked = cum[: min(kept, top_k - 1)]  # the sums compared with top_p before top_k stops
+        if checked.numel():
+            note("top_p", ((checked - top_p).abs() / top_p).min())
+        pick = replayed_pick(probs[:kept])
+        around = sorted_p[max(pick - 1, 0) : pick + 2]  # the winner and its neighbours
+        if around.numel() > 1:
+            note("order", ((around[:-1] - around[1:]) / around[:-1]).min())
+        top_ids = orig_nucleus(weighted_scores, top_p=top_p, top_k=top_k)
+        mismatch = int(top_ids != int(order[pick]))
+        margins["replay_mismatches"] = margins.get("replay_mismatches", 0) + mismatch
+        return top_ids
+
+    def random_sampling(weighted_scores, decoded_tokens, sampling):
+        pick = replayed_pick(weighted_scores.softmax(dim=0))
+        top_ids = orig_random(weighted_scores, decoded_tokens, sampling)
+        margins["replay_mismatches"] = margins.get("replay_mismatches", 0) + int(top_ids != pick)
+        return top_ids
+
+    common.nucleus_sampling, common.random_sampling = nucleus_sampling, random_sampling
+
+
 def cmd_goldens(args: argparse.Namespace) -> None:
     _official(args.official)
     import soundfile  # noqa: F401  (fail early if missing)
@@ -242,8 +310,14 @@ def cmd_goldens(args: argparse.Namespace) -> None:
         family = type(model).__name__.lower()
         index = {"family": family, "seed": SEED, "prompt": wav.name, "load_s": round(load_s, 2),
                  "sample_rate": model.sample_rate, "modes": {}}  # fmt: skip
+        margins: dict = {}
+        if args.margins:
+            _probe_sampling(margins)
         for name, mode in MODES[family].items():
+            if args.mode and name not in args.mode:
+                continue
             record: dict = {}
+            margins.clear()
             _instrument(model, record)
             chunks, secs = _run_mode(model, mode, str(wav), record)
             audio = np.concatenate(chunks) if chunks else np.zeros(0, np.float32)
@@ -268,6 +342,8 @@ def cmd_goldens(args: argparse.Namespace) -> None:
                 "rtf": round(secs / max(audio.size / model.sample_rate, 1e-9), 3),
                 "tokens_per_second": round(len(record["tokens"]) / secs, 1) if secs else None,
             }  # fmt: skip
+            if args.margins:
+                index["modes"][name]["sampling_margin"] = dict(margins)
             print(f"{family} {name}: {len(record['tokens'])} tokens, {audio.size} samples, "
                   f"{len(chunks)} chunk(s), {secs:.2f} s")  # fmt: skip
         (out / f"{family}.json").write_text(json.dumps(index, indent=1, ensure_ascii=False) + "\n",
@@ -366,6 +442,103 @@ def cmd_features(args: argparse.Namespace) -> None:
     print({k: v.shape for k, v in arrays.items()})
 
 
+# ---- crosscheck -----------------------------------------------------------------------------
+# CPU variants: the environment a run gets and the capability torch must then report. ATen picks
+# its vector kernels by ATEN_CPU_CAPABILITY, oneDNN (convolutions) by DNNL_MAX_CPU_ISA; "sse41"
+# stands for an old CPU, the others for today's. A variant the CPU lacks is skipped: torch either
+# falls back (and says so) or takes the request and dies of an illegal instruction.
+VARIANTS = {
+    "native": ({}, None),
+    "sse41": ({"ATEN_CPU_CAPABILITY": "default", "DNNL_MAX_CPU_ISA": "SSE41"}, "DEFAULT"),
+    "avx2": ({"ATEN_CPU_CAPABILITY": "avx2", "DNNL_MAX_CPU_ISA": "AVX2"}, "AVX2"),
+    "avx512": ({"ATEN_CPU_CAPABILITY": "avx512", "DNNL_MAX_CPU_ISA": "AVX512_CORE"}, "AVX512"),
+}
+
+
+def _capability(env: dict) -> str:
+    code = "import torch; print(torch.backends.cpu.get_cpu_capability())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def _max_diff(a: np.ndarray, b: np.ndarray) -> float:
+    if a.shape != b.shape:
+        return float("inf")
+    return float(np.abs(a.astype(np.float64) - b.astype(np.float64)).max()) if a.size else 0.0
+
+
+def compare_goldens(run: Path, against: Path, modes: list[str] | None = None) -> dict:
+    """Per family and mode: tokens equal, the largest differences of the mels, the audio and the
+    frontend's inputs, and whether torch's generator states match; ``run`` holds a fresh run."""
+    out: dict = {}
+    for index_path in sorted(run.glob("cosyvoice*.json")):
+        index = json.loads(index_path.read_text(encoding="utf-8"))
+        family = index["family"]
+        for name, entry in index["modes"].items():
+            if modes and name not in modes:
+                continue
+            new, ref = np.load(run / f"{family}_{name}.npz"), np.load(against / f"{family}_{name}.npz")
+            new_rng = np.load(run / f"{family}_{name}_rng.npz")
+            ref_rng = np.load(against / f"{family}_{name}_rng.npz")
+            mels = [k for k in ref.files if k.startswith("mel_")]
+            inputs = [k for k in ref.files if k.startswith("input_")]
+            out[f"{family}/{name}"] = {
+                "tokens_equal": new["tokens"].tolist() == ref["tokens"].tolist(),
+                "mel": max((_max_diff(new[k], ref[k]) if k in new.files else float("inf")) for k in mels),
+                "audio": _max_diff(new["audio"], ref["audio"]),
+                "input": max(_max_diff(new[k], ref[k]) for k in inputs),
+                "rng_equal": set(new_rng.files) == set(ref_rng.files)
+                and all(np.array_equal(new_rng[k], ref_rng[k]) for k in ref_rng.files),
+                "sampling_margin": entry.get("sampling_margin", {}),
+            }
+    return out
+
+
+def cmd_crosscheck(args: argparse.Namespace) -> None:
+    """Run ``goldens`` afresh under each CPU variant (its own process: the variables are read
+    when torch loads) and compare with the committed goldens: tokens and generator states equal,
+    mels, audio and inputs within ``--tol``. Exits 1 when a variant misses."""
+    against = Path(args.against)
+    report: dict = {"tol": args.tol, "variants": {}}
+    failed = False
+    with tempfile.TemporaryDirectory() as tmp:
+        for variant in args.variant or list(VARIANTS):
+            extra, want = VARIANTS[variant]
+            env = {**os.environ, **extra}
+            got = _capability(env)
+            if want is not None and got != want:
+                print(f"{variant}: skipped (torch reports {got}, this CPU lacks {want})")
+                report["variants"][variant] = {"skipped": f"torch reports {got}"}
+                continue
+            out = Path(tmp) / variant
+            cmd = [sys.executable, __file__, "goldens", "--official", args.official, "--out", str(out),
+                   "--threads", str(args.threads), "--margins"]  # fmt: skip
+            cmd += [a for m in args.model for a in ("--model", m)]
+            cmd += [a for m in args.mode or [] for a in ("--mode", m)]
+            run = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            if run.returncode == -signal.SIGILL:  # torch accepts the request, the CPU cannot run it
+                print(f"{variant}: skipped (illegal instruction: this CPU lacks {want})")
+                report["variants"][variant] = {"skipped": "illegal instruction"}
+                continue
+            if run.returncode:
+                sys.exit(f"error: the {variant} run failed:\n{run.stderr[-4000:]}")
+            figures = compare_goldens(out, against, args.mode)
+            report["variants"][variant] = {"capability": got, "env": extra, "modes": figures}
+            for key, f in figures.items():
+                ok = (
+                    f["tokens_equal"] and f["rng_equal"] and max(f["mel"], f["audio"], f["input"]) <= args.tol
+                )
+                failed |= not ok
+                margin = min(f["sampling_margin"].get(k, float("inf")) for k in ("order", "top_p", "draw"))
+                print(f"{variant:7s} {got:8s} {key:27s} tokens {'equal' if f['tokens_equal'] else 'DIFFER'}"
+                      f"  mel {f['mel']:.2e}  audio {f['audio']:.2e}  input {f['input']:.2e}"
+                      f"  rng {'equal' if f['rng_equal'] else 'DIFFER'}  margin {margin:.2e}"
+                      f"  {'ok' if ok else 'MISS'}")  # fmt: skip
+    if args.report:
+        Path(args.report).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    sys.exit(1 if failed else 0)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -378,6 +551,31 @@ def main() -> None:
     gp.add_argument("--model", action="append", required=True)
     gp.add_argument("--out", required=True)
     gp.add_argument("--threads", type=int, default=2)
+    gp.add_argument(
+        "--mode",
+        action="append",
+        choices=sorted(MODES["cosyvoice3"]),
+        help="run only these modes (default: all)",
+    )
+    gp.add_argument(
+        "--margins",
+        action="store_true",
+        help="record the LM's sampling margins in the json index (see _probe_sampling)",
+    )
+    cp = sub.add_parser("crosscheck", help="rerun the goldens as other CPUs would and compare")
+    cp.add_argument("--official", required=True)
+    cp.add_argument("--model", action="append", required=True)
+    cp.add_argument("--against", default="tests/data/cosyvoice", help="the goldens to compare with")
+    cp.add_argument(
+        "--variant",
+        action="append",
+        choices=sorted(VARIANTS),
+        help="CPU variants to run (default: all; one the CPU lacks is skipped)",
+    )
+    cp.add_argument("--mode", action="append", choices=sorted(MODES["cosyvoice3"]))
+    cp.add_argument("--tol", type=float, default=1e-4)
+    cp.add_argument("--threads", type=int, default=2)
+    cp.add_argument("--report", help="also write the figures as JSON here")
     tp = sub.add_parser("text", help="official text normalization and tokenizer ids on tiny folders")
     tp.add_argument("--official", required=True)
     tp.add_argument("--model", action="append", required=True)
@@ -387,7 +585,9 @@ def main() -> None:
     fp.add_argument("--out", required=True)
     fp.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
-    {"shapes": cmd_shapes, "goldens": cmd_goldens, "text": cmd_text, "features": cmd_features}[args.cmd](args)
+    commands = {"shapes": cmd_shapes, "goldens": cmd_goldens, "crosscheck": cmd_crosscheck, "text": cmd_text}
+    commands["features"] = cmd_features
+    commands[args.cmd](args)
 
 
 if __name__ == "__main__":
