@@ -17,7 +17,11 @@ which app/models/cosyvoice/checkpoint.py needs to write ``flow.pt`` / ``hift.pt`
 a fixed seed (``set_all_random_seed``, as webui.py does before a call): zero-shot, cross-lingual,
 instruct2, zero-shot at speed 1.2 and zero-shot streaming. For each mode it writes the frontend's
 model input, the LM's speech tokens, the flow's mel and the audio (float32) into
-``<family>_<mode>.npz`` plus one ``<family>.json`` index (texts, token lists, timings).
+``<family>_<mode>.npz`` plus one ``<family>.json`` index (texts, token lists, timings), and
+torch's global generator state (``torch.get_rng_state()``, uint8) right after the seed is set
+(``seeded``) and right before each ``hift.inference`` call (``hift_0``, ``hift_1``, ...) into
+``<family>_<mode>_rng.npz``: CosyVoice2's vocoder draws its noise from that generator at every
+call, after the LM's draws.
 
 Two things are arranged so that a run is reproducible, neither changes a number the official
 code computes:
@@ -161,9 +165,11 @@ def prompt_wav(path: Path) -> None:
 
 
 def _run_mode(model, mode: dict, wav: str, record: dict) -> tuple[list[np.ndarray], float]:
+    import torch
     from cosyvoice.utils.common import set_all_random_seed
 
     set_all_random_seed(mode.get("seed", SEED))
+    record["rng_seeded"] = torch.get_rng_state()
     kw = dict(stream=mode.get("stream", False), speed=mode.get("speed", 1.0))
     if mode["call"] == "zero_shot":
         gen = model.inference_zero_shot(mode["text"], mode["prompt_text"], wav, **kw)
@@ -178,7 +184,10 @@ def _run_mode(model, mode: dict, wav: str, record: dict) -> tuple[list[np.ndarra
 
 
 def _instrument(model, record: dict) -> None:
-    """Record the frontend's model input, the LM's tokens and the mels given to the vocoder."""
+    """Record the frontend's model input, the LM's tokens, the mels given to the vocoder and torch's
+    global generator state right before each vocoder call (CosyVoice2's draws from it)."""
+    import torch
+
     fe = model.frontend
     for name in ("frontend_zero_shot", "frontend_cross_lingual", "frontend_instruct2"):
         orig = getattr(fe, name)
@@ -204,6 +213,7 @@ def _instrument(model, record: dict) -> None:
 
     def hift_inference(*a, **k):
         record.setdefault("mels", []).append(k["speech_feat"].detach().clone())
+        record.setdefault("rng", []).append(torch.get_rng_state())
         return orig_hift(*a, **k)
 
     m.hift.inference = hift_inference
@@ -244,6 +254,9 @@ def cmd_goldens(args: argparse.Namespace) -> None:
             for i, mel in enumerate(record.get("mels", [])):
                 arrays[f"mel_{i}"] = mel.numpy().astype(np.float32)
             np.savez_compressed(out / f"{family}_{name}.npz", **arrays)
+            rng = {"seeded": record["rng_seeded"].numpy()}
+            rng |= {f"hift_{i}": state.numpy() for i, state in enumerate(record.get("rng", []))}
+            np.savez_compressed(out / f"{family}_{name}_rng.npz", **rng)
             tokens = record["tokens"]
             index["modes"][name] = {
                 **{k: v for k, v in mode.items()}, "tokens": record["tokens"], "samples": int(audio.size),
