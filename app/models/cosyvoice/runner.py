@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from app.engine.attention import PagedKVCache
+from app.engine.attention import AttnContext, PagedKVCache
 from app.engine.config import EngineConfig
+from app.engine.cuda_graphs import CudaGraphs
 from app.engine.family import FamilyInfo, FamilyRunner, KVSpec, StepResult
 from app.engine.request import SynthRequest
 from app.engine.sequence import Sequence
@@ -79,7 +80,7 @@ class _State:
     vocoder_gen: torch.Generator
     index: int = 0  # the piece being spoken
     prefix: torch.Tensor | None = None  # [T', H] embeddings of the piece's prefix positions
-    hidden: torch.Tensor | None = None  # [H] the last position's hidden state (after prefill/step)
+    logp: torch.Tensor | None = None  # [V] the next token's log-probabilities (after prefill/step)
     decoded: list[int] = field(default_factory=list)  # the piece's LM tokens (the sampler's window)
     spoken: list[int] = field(default_factory=list)  # the tokens the flow got in earlier pieces
     hop: cvstream.Hop = field(default_factory=cvstream.Hop)
@@ -135,6 +136,40 @@ class CosyVoiceRunner(FamilyRunner):
             spec.num_layers, num_blocks, block_size, spec.num_kv_heads, spec.head_dim,
             self.dtype, self.device, backend=attention,
         )  # fmt: skip
+        # the decode step's static inputs and output, one row per request (CUDA graphs read them)
+        n, dev, scratch = self.config.max_num_seqs, self.device, self.kv.scratch_block
+        self.max_blocks = -(-self.max_model_len // block_size)
+        self.s_tok = torch.zeros(n, dtype=torch.long, device=dev)
+        self.s_pos = torch.zeros(n, dtype=torch.long, device=dev)
+        self.s_slots = torch.full((n,), scratch * block_size, dtype=torch.long, device=dev)
+        self.s_tables = torch.full((n, self.max_blocks), scratch, dtype=torch.long, device=dev)
+        self.s_lens = torch.ones(n, dtype=torch.int32, device=dev)
+        self.s_logp = torch.zeros(n, self.lm.llm_decoder.out_features, dtype=torch.float32, device=dev)
+
+    def capture_graphs(self, config: EngineConfig) -> None:
+        """The LM decode step (speech embedding, Qwen2 over the paged KV, the head) per batch
+        bucket; sampling and the flow stay eager."""
+        CudaGraphs(self, config.max_num_seqs, 0, prefill=False).capture()
+
+    def pad_rows(self, n: int, bs: int) -> None:
+        """Static rows ``[n:bs]`` read and write only the scratch block (CudaGraphs' hook)."""
+        if bs > n:
+            scratch = self.kv.scratch_block
+            self.s_tok[n:bs] = 0
+            self.s_pos[n:bs] = 0
+            self.s_slots[n:bs] = scratch * self.block_size
+            self.s_lens[n:bs] = 1
+            self.s_tables[n:bs] = scratch
+
+    def step_core(self, n: int, variant: int, width: int) -> None:
+        """The LM over static rows ``[:n]``: each row's token at its position → ``s_logp``."""
+        del variant  # one kind of step: no per-row setting changes the graph
+        self.kv.context = AttnContext(
+            self.s_slots[:n], self.s_tables[:n, :width], self.s_pos[:n], self.s_lens[:n]
+        )
+        e = self.lm.speech_embeds(self.s_tok[:n])[:, None].to(self.dtype)
+        h = self.lm.forward(e, self.s_pos[:n, None], self.kv)
+        self.s_logp[:n] = self.lm.logp(h[:, 0])
 
     # ---- requests -------------------------------------------------------------------------
     def resolve_voice(self, voice):  # noqa: ANN001, ANN201 - VoicePrompt in, (VoicePrompt, entries) out
@@ -220,7 +255,7 @@ class CosyVoiceRunner(FamilyRunner):
         if state.prefix.shape[0] != len(seq.ids):
             raise RuntimeError("the LM prefix layout and the sequence's positions disagree")
         state.decoded = []
-        state.hidden = None
+        state.logp = None
         # v2's vocoder draws from the LM's generator after the LM, except when streaming (docstring)
         gen = state.vocoder_gen if state.streaming else seq.generator
         state.stream = cvstream.TokenStream(
@@ -252,7 +287,7 @@ class CosyVoiceRunner(FamilyRunner):
 
     @torch.inference_mode()
     def prefill(self, seqs: list[Sequence]) -> None:
-        """KV for each sequence's new positions; the last one's hidden state is its carry."""
+        """KV for each sequence's new positions; the next token's log-probabilities are its carry."""
         starts = [s.num_computed for s in seqs]
         news = [len(s) - st for s, st in zip(seqs, starts, strict=True)]
         width = max(news)
@@ -261,8 +296,9 @@ class CosyVoiceRunner(FamilyRunner):
             e = self._embeds(seq, self._states[seq.id], start)
             embeds.append(torch.nn.functional.pad(e, (0, 0, 0, width - e.shape[0])))
         h = self._run_lm(seqs, starts, news, torch.stack(embeds))
+        logp = self.lm.logp(h[torch.arange(len(seqs)), torch.tensor(news) - 1])
         for row, seq in enumerate(seqs):
-            self._states[seq.id].hidden = h[row, news[row] - 1].clone()
+            self._states[seq.id].logp = logp[row]
             seq.num_computed = len(seq)
 
     def _run_lm(
@@ -282,11 +318,30 @@ class CosyVoiceRunner(FamilyRunner):
 
     @torch.inference_mode()
     def _advance(self, seqs: list[Sequence], tokens: list[int]) -> None:
-        """The LM over each sequence's newest position (its sampled token)."""
-        e = self.lm.speech_embeds(torch.tensor(tokens, dtype=torch.long, device=self.device))
-        h = self._run_lm(seqs, [len(s) - 1 for s in seqs], [1] * len(seqs), e[:, None].to(self.dtype))
+        """The LM over each sequence's newest position (its sampled token): the static rows are
+        filled, then the captured graph of the step replays, or the step runs eagerly."""
+        n, bs = len(seqs), self.block_size
+        width = max(len(s.block_table) for s in seqs)
+        tables = torch.full((n, width), self.kv.scratch_block, dtype=torch.long)
+        pos = [len(s) - 1 for s in seqs]
         for row, seq in enumerate(seqs):
-            self._states[seq.id].hidden = h[row, 0].clone()
+            tables[row, : len(seq.block_table)] = torch.tensor(seq.block_table)
+        dev = self.device
+        self.s_tok[:n] = torch.tensor(tokens, device=dev)
+        self.s_pos[:n] = torch.tensor(pos, device=dev)
+        self.s_slots[:n] = torch.tensor(
+            [s.block_table[p // bs] * bs + p % bs for s, p in zip(seqs, pos, strict=True)], device=dev
+        )
+        self.s_lens[:n] = self.s_pos[:n].to(torch.int32) + 1
+        self.s_tables[:n, :width] = tables.to(dev)
+        self.s_tables[:n, width:] = self.kv.scratch_block
+        if self.graphs is not None and self.graphs.covers(n):
+            self.graphs.replay(n)
+        else:
+            self.step_core(n, 0, width)
+        logp = self.s_logp[:n].clone()
+        for row, seq in enumerate(seqs):
+            self._states[seq.id].logp = logp[row]
             seq.num_computed = len(seq)
 
     # ---- the step -------------------------------------------------------------------------
@@ -294,8 +349,7 @@ class CosyVoiceRunner(FamilyRunner):
         """One token per sequence: a batched head + per-row sampling, then per row the token
         stream (flow and vocoder when a chunk is due), then the LM over the new tokens."""
         states = [self._states[s.id] for s in seqs]
-        with torch.inference_mode():
-            logp = self.lm.logp(torch.stack([st.hidden for st in states]).to(self.dtype)).float().cpu()
+        logp = torch.stack([st.logp for st in states]).cpu()
         tokens = sample_batch(
             logp,
             [st.decoded for st in states],
