@@ -43,30 +43,23 @@ from app.models.cosyvoice.flow_v3 import FlowV3
 from app.models.cosyvoice.frontend import Frontend
 from app.models.cosyvoice.hift import HiFT
 from app.models.cosyvoice.lm import CosyLM, batch_context
-from app.models.cosyvoice.sampling import SamplingParams, length_bounds, sample_batch
-from app.models.cosyvoice.text import only_punctuation, request_texts
+from app.models.cosyvoice.plan import (
+    SPEECH,
+    Piece,
+    check_request,
+    plan_pieces,
+    prefix_ids,
+    request_streams,
+)
+from app.models.cosyvoice.sampling import SamplingParams, sample_batch
 from app.models.cosyvoice.tokenizer import CosyTokenizer
 from app.models.cosyvoice.voice import NO_VOICE, Features, VoiceFeatureCache, with_features
 from app.models.cosyvoice.weights import check_folder, load_pt
 
 log = logging.getLogger(__name__)
-SPEECH = 1 << 24  # Sequence.ids of speech token t: SPEECH + t (text ids stay below)
-SOS, TASK = 2 * SPEECH, 2 * SPEECH + 1
 LABELS = {"cosyvoice2": "CosyVoice2", "cosyvoice3": "Fun-CosyVoice3"}
 CONTROLS = frozenset({"speed", "instruction", "prompt", "reference", "stream"})
-NOTHING = "There is nothing to speak in this text: type some words and try again."
 FAILED = "Speech generation failed for this request: try again or another text."
-DEFAULT_CFG, DEFAULT_STEPS = 2.0, 10  # SynthRequest's defaults, VoxCPM's knobs
-
-
-@dataclass
-class Piece:
-    """One LM run: its prefix (LM text ids, LM prompt speech tokens) and length bounds."""
-
-    text_ids: list[int]
-    prompt_speech: list[int]
-    min_len: int
-    max_len: int
 
 
 @dataclass
@@ -179,59 +172,28 @@ class CosyVoiceRunner(FamilyRunner):
         return (with_features(voice, entries) if entries else voice), entries
 
     def make_sequence(self, rid: int, request: SynthRequest, block_size: int) -> Sequence:
-        self._refuse(request)
-        if only_punctuation("".join(request.text.split())):
-            raise VoxDeskError(NOTHING)
-        voice = request.voice
-        feats, _ = self.voices.resolve(voice)
-        mode = _mode(request)
-        texts, prompt_text = request_texts(
-            self.family,
-            mode,
-            request.text,
-            prompt_text=voice.prompt_text if mode == "zero_shot" else "",
-            instruction=request.instruction,
-            encode=self.tokenizer.encode,
-        )
-        prompt_ids = self.tokenizer.encode(prompt_text) if prompt_text else []
-        lm_speech = feats.speech_tokens.tolist() if mode == "zero_shot" else []
-        pieces = [self._piece(self.tokenizer.encode(t), prompt_ids, lm_speech) for t in texts]
-        if not pieces:
-            raise VoxDeskError(NOTHING)
+        if request.voice is None:
+            raise VoxDeskError(NO_VOICE)
+        check_request(request, self.info.label)
+        feats, _ = self.voices.resolve(request.voice)
+        pieces = plan_pieces(
+            request, self.family, self.tokenizer.encode, feats.speech_tokens.tolist(), self.params,
+            self.max_model_len,
+        )  # fmt: skip
         seed = secrets.randbelow(2**31) if request.seed is None else request.seed
-        streaming = request_streams(request)
         state = _State(
             pieces,
             self._flow_voice(feats),
-            streaming,
+            request_streams(request),
             request.speed,
             torch.Generator().manual_seed(seed),
         )
-        ids = self._prefix_ids(state.piece)
+        ids = prefix_ids(state.piece)
         seq = Sequence(request, ids, [None] * len(ids), state.piece.max_len, seed, block_size, rid)
         seq.generator = torch.Generator().manual_seed(seed)  # the LM's draws (on the CPU)
         self._begin_piece(seq, state)
         self._states[seq.id] = state
         return seq
-
-    def _refuse(self, request: SynthRequest) -> None:
-        """One plain line for what CosyVoice cannot do (the engine refuses LoRA and instructions
-        for families without them)."""
-        label = self.info.label
-        if request.cfg_value != DEFAULT_CFG or request.inference_timesteps != DEFAULT_STEPS:
-            raise VoxDeskError(
-                f"{label} has no guidance or timestep setting: leave cfg and timesteps at their defaults."
-            )
-        if request.voice is None:
-            raise VoxDeskError(NO_VOICE)
-
-    def _piece(self, text_ids: list[int], prompt_ids: list[int], lm_speech: list[int]) -> Piece:
-        """A piece's LM input; ``min_len``/``max_len`` count the spoken text only (llm.py:469)."""
-        lo, hi = length_bounds(len(text_ids), self.params)
-        room = self.max_model_len - (len(prompt_ids) + len(text_ids) + len(lm_speech) + 2)
-        if room < max(lo, 1):
-            raise VoxDeskError("This text or voice prompt is too long for one request: split the text up.")
-        return Piece(prompt_ids + text_ids, lm_speech, lo, min(hi, room))
 
     def _flow_voice(self, feats: Features) -> cvstream.Voice:
         dev = self.device
@@ -240,10 +202,6 @@ class CosyVoiceRunner(FamilyRunner):
             feat=torch.from_numpy(feats.prompt_feat)[None].to(dev),
             embedding=torch.from_numpy(feats.embedding)[None].to(dev),
         )
-
-    @staticmethod
-    def _prefix_ids(piece: Piece) -> list[int]:
-        return [SOS, *piece.text_ids, TASK, *(SPEECH + t for t in piece.prompt_speech)]
 
     @torch.inference_mode()
     def _begin_piece(self, seq: Sequence, state: _State) -> None:
@@ -400,7 +358,7 @@ class CosyVoiceRunner(FamilyRunner):
             return audio, "done"
         st.spoken += st.stream.tokens
         st.index += 1
-        ids = self._prefix_ids(st.piece)
+        ids = prefix_ids(st.piece)
         seq.next_part(ids, [None] * len(ids))
         seq.max_patches = st.piece.max_len
         self._begin_piece(seq, st)
@@ -408,22 +366,6 @@ class CosyVoiceRunner(FamilyRunner):
 
 
 _EMPTY = np.zeros(0, np.float32)
-
-
-def _mode(request: SynthRequest) -> str:
-    """zero-shot (prompt audio + transcript), instruct2 (an instruction), else cross-lingual."""
-    if request.instruction.strip():
-        return "instruct2"
-    voice = request.voice
-    if voice.prompt_audio is not None and voice.prompt_text.strip():
-        return "zero_shot"
-    return "cross_lingual"
-
-
-def request_streams(request: SynthRequest) -> bool:
-    """The official chunked schedule, unless the request changes the speed (the official
-    resamples the whole mel for speed and refuses it while streaming)."""
-    return request.stream and request.speed == 1.0
 
 
 def load(
