@@ -6,9 +6,11 @@ its :class:`~.stream.TokenStream` finishes, the sequence's positions are replace
 piece's prefix (:meth:`Sequence.next_part`) and ``StepResult.next_part`` tells the engine to
 free its blocks and prefill it again, keeping the stream, chunk numbering and stats.
 
-Positions: the LM prefix ``[sos, prompt text + text, task_id, prompt speech tokens]`` then the
-generated speech tokens, written into ``Sequence.ids`` in one id space (text ids as they are,
-speech tokens from :data:`SPEECH`, sos and task_id past those) so the prefix cache hashes them.
+Positions: a piece's LM prefix (:mod:`.plan`: mode, pieces, ids) then the generated speech
+tokens, all in ``Sequence.ids`` in one id space, so the prefix cache hashes them. The decode
+step (speech embedding → Qwen2 over the paged KV → head) reads and writes static rows, which
+:class:`~app.engine.cuda_graphs.CudaGraphs` captures per batch bucket on CUDA; sampling, the
+flow and the vocoder run eagerly per row after it.
 
 Randomness: each request has its own CPU generator seeded with ``request.seed``; its draws
 follow the official global generator's order (``set_all_random_seed`` then a call): the LM's
@@ -35,6 +37,7 @@ from app.engine.cuda_graphs import CudaGraphs
 from app.engine.family import FamilyInfo, FamilyRunner, KVSpec, StepResult
 from app.engine.request import SynthRequest
 from app.engine.sequence import Sequence
+from app.engine.voice import VoicePrompt
 from app.errors import VoxDeskError
 from app.models.cosyvoice import stream as cvstream
 from app.models.cosyvoice.config import load_config
@@ -165,7 +168,9 @@ class CosyVoiceRunner(FamilyRunner):
         self.s_logp[:n] = self.lm.logp(h[:, 0])
 
     # ---- requests -------------------------------------------------------------------------
-    def resolve_voice(self, voice):  # noqa: ANN001, ANN201 - VoicePrompt in, (VoicePrompt, entries) out
+    def resolve_voice(self, voice: VoicePrompt | None) -> tuple[VoicePrompt | None, dict[str, np.ndarray]]:
+        """The voice with its features as cache entries ("cv_speech_tokens", "cv_embedding",
+        "cv_prompt_feat"; cached per engine by content), and those entries for the library."""
         if voice is None:
             return None, {}
         _feats, entries = self.voices.resolve(voice)
