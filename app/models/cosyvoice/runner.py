@@ -120,6 +120,10 @@ class CosyVoiceRunner(FamilyRunner):
         self.stop_ids = frozenset(int(i) for i in lm.stop_ids)
         self._states: dict[int, _State] = {}
         self.kv: PagedKVCache | None = None
+        # Rows whose chunk is due in the same step share one flow call where a padded batch
+        # equals each row alone: FlowV2 (within 2e-6 of the lone mel). FlowV3's batched mel was
+        # 0.02 off the lone one on two equal-length rows, so CosyVoice3 runs its rows one by one.
+        self.batch_flow = family == "cosyvoice2"
 
     # ---- memory ---------------------------------------------------------------------------
     def kv_specs(self) -> list[KVSpec]:
@@ -222,7 +226,7 @@ class CosyVoiceRunner(FamilyRunner):
         # v2's vocoder draws from the LM's generator after the LM, except when streaming (docstring)
         gen = state.vocoder_gen if state.streaming else seq.generator
         state.stream = cvstream.TokenStream(
-            self.family, self.flow, self.hift, state.voice, state.streaming, state.speed, state.hop, gen
+            self.family, self.hift, state.voice, state.streaming, state.speed, state.hop, gen
         )
 
     def release(self, seq: Sequence) -> None:
@@ -309,12 +313,12 @@ class CosyVoiceRunner(FamilyRunner):
 
     # ---- the step -------------------------------------------------------------------------
     def decode(self, seqs: list[Sequence]) -> StepResult:
-        """One token per sequence: a batched head + per-row sampling, then per row the token
-        stream (flow and vocoder when a chunk is due), then the LM over the new tokens."""
+        """One token per sequence: per-row sampling from the carried log-probabilities, the
+        flow (batched over the rows with a chunk due) and the vocoder per row, then the LM step
+        over the rows that go on."""
         states = [self._states[s.id] for s in seqs]
-        logp = torch.stack([st.logp for st in states]).cpu()
         tokens = sample_batch(
-            logp,
+            torch.stack([st.logp for st in states]).cpu(),
             [st.decoded for st in states],
             [s.generator for s in seqs],
             [len(st.decoded) < st.piece.min_len for st in states],
@@ -322,52 +326,94 @@ class CosyVoiceRunner(FamilyRunner):
         )
         n = len(seqs)
         out = StepResult([_EMPTY] * n, [False] * n)
-        go_on: list[int] = []
-        for i, (seq, st, tok) in enumerate(zip(seqs, states, tokens, strict=True)):
-            try:
-                audio, more = self._take(seq, st, int(tok))
-            except VoxDeskError as exc:
-                out.error[i] = str(exc)
+        ended = []  # the piece's LM run stopped (stop id or max_len)
+        for seq, st, tok in zip(seqs, states, tokens, strict=True):
+            if tok in self.stop_ids:
+                ended.append(True)
                 continue
-            except Exception:  # noqa: BLE001 - this request fails, the batch goes on
-                log.exception("CosyVoice decode of request %d failed", seq.id)
-                out.error[i] = FAILED
+            st.decoded.append(tok)
+            seq.ids.append(SPEECH + tok)
+            seq.patches.append(None)
+            st.stream.push(tok)
+            ended.append(len(st.decoded) >= st.piece.max_len)
+        self._audio(states, ended, out)
+        go_on = []
+        for i, (seq, st) in enumerate(zip(seqs, states, strict=True)):
+            if out.error[i]:
                 continue
-            out.audio[i] = audio
-            if more == "token":
+            if not ended[i]:
                 go_on.append(i)
-            elif more == "piece":
-                out.next_part[i] = True
-            else:
+            elif st.index + 1 == len(st.pieces):
                 out.done[i] = True
+            else:
+                self._next_piece(seq, st)
+                out.next_part[i] = True
         if go_on:
             self._advance([seqs[i] for i in go_on], [tokens[i] for i in go_on])
         return out
 
-    def _take(self, seq: Sequence, st: _State, tok: int) -> tuple[np.ndarray, str]:
-        """Apply one sampled token: ("token": the LM goes on, "piece": the next piece was put in
-        place, "done": the request ended), with the audio it completed."""
-        piece_end = tok in self.stop_ids
-        audio = _EMPTY
-        if not piece_end:
-            st.decoded.append(tok)
-            seq.ids.append(SPEECH + tok)
-            seq.patches.append(None)
-            audio = st.stream.push(tok)
-            piece_end = len(st.decoded) >= st.piece.max_len
-        if not piece_end:
-            return audio, "token"
-        tail = st.stream.finish()
-        audio = np.concatenate([audio, tail]) if len(audio) else tail
-        if st.index + 1 == len(st.pieces):
-            return audio, "done"
+    def _audio(self, states: list[_State], ended: list[bool], out: StepResult) -> None:
+        """Every flow call due this step (chunks, then the rest of the pieces that ended) in
+        batched rounds, and each row's vocoder; a row that fails gets its line in ``out``."""
+        pieces: list[list[np.ndarray]] = [[] for _ in states]
+        final_left = list(ended)
+        while True:
+            rows, work = [], []
+            for i, st in enumerate(states):
+                if out.error[i]:
+                    continue
+                if st.stream.due():
+                    job = st.stream.job(final=False)
+                elif final_left[i]:
+                    final_left[i] = False
+                    job = st.stream.job(final=True)
+                else:
+                    continue
+                if job is not None:
+                    rows.append(i)
+                    work.append((st.stream, job))
+            if not work:
+                break
+            for i, result in zip(rows, self.vocode_jobs(work), strict=True):
+                if isinstance(result, str):
+                    out.error[i] = result
+                else:
+                    pieces[i].append(result)
+        for i, got in enumerate(pieces):
+            if got and not out.error[i]:
+                out.audio[i] = np.concatenate(got) if len(got) > 1 else got[0]
+
+    def vocode_jobs(self, work: list[tuple[cvstream.TokenStream, cvstream.FlowJob]]) -> list:
+        """Audio (or a plain line) per job: one batched flow call per kind of job; when the
+        batch fails, each job alone, so only the request at fault fails."""
+        if len(work) > 1 and not self.batch_flow:
+            return [r for item in work for r in self.vocode_jobs([item])]
+        try:
+            mels = cvstream.run_flow(self.flow, work)
+        except Exception:  # noqa: BLE001 - find the row at fault
+            if len(work) == 1:
+                log.exception("CosyVoice flow failed")
+                return [FAILED]
+            return [r for item in work for r in self.vocode_jobs([item])]
+        results = []
+        for (stream, job), mel in zip(work, mels, strict=True):
+            try:
+                results.append(stream.take(job, mel))
+            except VoxDeskError as exc:
+                results.append(str(exc))
+            except Exception:  # noqa: BLE001 - this request fails, the batch goes on
+                log.exception("CosyVoice vocoder failed")
+                results.append(FAILED)
+        return results
+
+    def _next_piece(self, seq: Sequence, st: _State) -> None:
+        """Put the next piece's prefix in ``seq``'s positions (the engine prefills it again)."""
         st.spoken += st.stream.tokens
         st.index += 1
         ids = prefix_ids(st.piece)
         seq.next_part(ids, [None] * len(ids))
         seq.max_patches = st.piece.max_len
         self._begin_piece(seq, st)
-        return audio, "piece"
 
 
 _EMPTY = np.zeros(0, np.float32)
