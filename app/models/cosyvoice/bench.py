@@ -15,8 +15,11 @@ Sides (``--sides``, default all three):
   prompt). Per request: LM ms per token (its ``llm_job`` timed), wall, RTF; at concurrency 1 also
   the first audio with ``stream=True``; at concurrency N, N threads each calling ``tts`` (the
   class keeps per-call state by uuid, as its servers use it). Modules the official files import
-  but ``tts`` never runs (onnxruntime, torchaudio, scipy) get an empty stand-in when absent
-  (scipy's only call, the periodic Hann window, is computed alike).
+  but ``tts`` never runs (onnxruntime, torchaudio, scipy; Pillow, matplotlib and wget, which
+  diffusers' image helpers and matcha's training utilities import) get an empty stand-in when
+  absent (scipy's one call, the periodic Hann window, is computed alike; the Qwen2 model,
+  lightning and torchmetrics are imported first, so they see only real packages);
+  tools/cosyvoice_device_wheels.sh fetches the rest.
 - ``lm``: :mod:`app.models.cosyvoice.lm` + :mod:`~app.models.cosyvoice.sampling` in a lock-step
   batch (:func:`app.models.cosyvoice.lm_loop.generate`), eager, the same requests.
 - ``engine``: VoxDesk's :class:`app.engine.engine.Engine` with the folder's family runner
@@ -103,14 +106,26 @@ def make_inputs(n: int, text_tokens: int, seed: int = 0) -> list[dict[str, torch
 
 
 # ---- the official loop ----------------------------------------------------------------------
-def _stand_in(name: str, **attrs: Any) -> types.ModuleType:
-    """An importable module for a package ``tts`` never calls; using anything else in it fails."""
+class _Named(type):
+    """A class any of whose attributes is another such class (names only read, never used)."""
+
+    def __getattr__(cls, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Named(attr, (), {})
+
+
+def _stand_in(name: str, lenient: bool = False, **attrs: Any) -> types.ModuleType:
+    """An importable module for a package ``tts`` never calls: using anything in it fails, or
+    (``lenient``) gives a placeholder class, for modules whose names are only read at import."""
 
     class _Absent(types.ModuleType):
         def __getattr__(self, attr: str) -> Any:
             if attr.startswith("__"):
                 raise AttributeError(attr)
-            raise RuntimeError(f"{name}.{attr} is not installed here (the benchmark's stand-in)")
+            if lenient:
+                return _Named(attr, (), {})
+            raise AttributeError(f"{name}.{attr} is not installed here (the benchmark's stand-in)")
 
     mod = _Absent(name)
     mod.__dict__.update(attrs)
@@ -126,6 +141,12 @@ def _hann(window: str, n: int, fftbins: bool = True) -> np.ndarray:
     return 0.5 - 0.5 * np.cos(2.0 * np.pi * np.arange(n) / n)
 
 
+def _hamming(n: int, sym: bool = True) -> np.ndarray:
+    if not sym:
+        raise AttributeError("only the symmetric Hamming window is computed here")
+    return np.hamming(n)
+
+
 def _stand_ins() -> list[str]:
     made = []
     for name, subs in (("onnxruntime", ()), ("torchaudio", ("compliance", "compliance.kaldi", "transforms")),
@@ -134,9 +155,19 @@ def _stand_ins() -> list[str]:
             continue
         _stand_in(name)
         for sub in subs:
-            child = _stand_in(f"{name}.{sub}", **({"get_window": _hann} if sub == "signal" else {}))
+            window = {"get_window": _hann, "hamming": _hamming}  # torchmetrics checks hamming
+            child = _stand_in(f"{name}.{sub}", **(window if sub == "signal" else {}))
             parent, _, leaf = f"{name}.{sub}".rpartition(".")
             setattr(sys.modules[parent], leaf, child)
+        made.append(name)
+    # diffusers' image helpers and matcha's training utilities (plots, downloads) name these at import
+    for name, subs, attrs in (("PIL", ("Image", "ImageOps", "ImageFilter"), {"__version__": "10.0.0"}),
+                              ("matplotlib", ("pyplot",), {}), ("wget", (), {})):  # fmt: skip
+        if importlib.util.find_spec(name) is not None:
+            continue
+        parent = _stand_in(name, lenient=True, **attrs)
+        for sub in subs:
+            setattr(parent, sub, _stand_in(f"{name}.{sub}", lenient=True))
         made.append(name)
     return made
 
@@ -158,9 +189,10 @@ def _model_yaml(text: str) -> str:
 def load_official(checkout: str, folder: Path) -> tuple[Any, list[str]]:
     """``CosyVoice3Model`` built and loaded as ``CosyVoice3.__init__`` does (without the frontend)."""
     sys.path.insert(0, str(Path(checkout).resolve()))
-    # transformers notes at import which optional packages exist: it must see the real ones
-    import transformers.models.qwen2.modeling_qwen2  # noqa: F401
-
+    # transformers, lightning and torchmetrics note at import which optional packages exist (and
+    # then use them): they must see only the real ones, so they are imported before the stand-ins
+    for module in ("transformers.models.qwen2.modeling_qwen2", "lightning.pytorch", "torchmetrics"):
+        importlib.import_module(module)
     stand_ins = _stand_ins()
     from cosyvoice.cli.model import CosyVoice3Model
     from hyperpyyaml import load_hyperpyyaml
@@ -361,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dtype", default="float32", help="VoxDesk's LM dtype (the official runs fp32)")
     ap.add_argument("--threads", type=int, default=None, help="CPU threads (torch.set_num_threads)")
     ap.add_argument("--concurrency", default="1")
+    ap.add_argument("--official-concurrency", help="the official side's (default: --concurrency)")
     ap.add_argument("--text-tokens", type=int, default=10, help="text ids per request: 20 speech tokens each")
     ap.add_argument("--official", help="a CosyVoice checkout (the official side)")
     ap.add_argument("--sides", default="official,lm,engine")
@@ -374,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.folder} ({args.write}) in {time.perf_counter() - t:.0f} s", flush=True)
     device = torch.device(args.device)
     conc = [int(c) for c in args.concurrency.split(",")]
-    inputs = make_inputs(max(conc), args.text_tokens)
+    inputs = make_inputs(64, args.text_tokens)
     sides = set(args.sides.split(","))
     res: dict[str, Any] = {"device": torch.cuda.get_device_name(device) if device.type == "cuda" else
                            f"cpu, {torch.get_num_threads()} threads", "folder": str(args.folder),
@@ -384,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
             torch.cuda.is_available = lambda: False  # the official model picks CUDA by itself
         try:
             model, stand_ins = load_official(args.official, args.folder)
-            res["official"] = {"stand_ins": stand_ins, **bench_official(model, inputs, conc)}
+            off_conc = [int(c) for c in (args.official_concurrency or args.concurrency).split(",")]
+            res["official"] = {"stand_ins": stand_ins, **bench_official(model, inputs, off_conc)}
             del model
         except Exception as exc:  # noqa: BLE001 - a benchmark reports what failed and goes on
             res["official"] = {"error": f"{type(exc).__name__}: {exc}"}
