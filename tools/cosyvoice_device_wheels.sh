@@ -1,7 +1,7 @@
 #!/bin/sh
 # The packages the official CosyVoice code needs for CosyVoice3Model.tts() on the benchmark device
 # (torch 2.11 CUDA, transformers, triton, Python 3.12, no internet) beyond what it has, fetched here
-# for cp312 manylinux into .whl_official/ (git-ignored; ~9 MB). Used by app/models/cosyvoice/bench.py
+# for cp312 manylinux into .whl_official/ (git-ignored; 9.5 MB). Used by app/models/cosyvoice/bench.py
 # (docs/bench_h200.sh, section cosyvoice), which builds the model from the yaml without the frontend.
 #
 # Found by running that benchmark with only torch, transformers and their dependencies on the path:
@@ -27,6 +27,7 @@ $PY -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implem
 # antlr4-python3-runtime 4.9.3 (omegaconf's parser) is published as an sdist only: a pure wheel
 $PY -m pip wheel --no-deps -w "$OUT" antlr4-python3-runtime==4.9.3
 # matcha-tts (the official third_party/Matcha-TTS) as its sdist: the device unpacks it onto the
-# path; its one compiled part (monotonic alignment, training only) is never imported
-$PY -m pip download --no-deps --no-binary=:all: -d "$OUT" matcha-tts==0.0.5.1
+# path; its one compiled part (monotonic alignment, training only) is never imported. Only it is
+# asked for as source: pip prepares its metadata with its build requirements as wheels (~40 s)
+$PY -m pip download --no-deps --no-binary=matcha-tts -d "$OUT" matcha-tts==0.0.5.1
 du -ch "$OUT"/* | tail -1
