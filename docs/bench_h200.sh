@@ -22,7 +22,10 @@
 # VoxCPM2 real shapes, 1/16/64 concurrent, 100 patches, this tree (A) and commit abac047 (B, from
 # .oldtree.tar carried: `git archive abac047 -o .oldtree.tar`) alternated A B A B in fresh processes
 # (tools/bench_family_ab.py): family_*.json, family_ab.json and family_ab.md (the table) under $OUT.
-# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [lora] [book] [train] [family]
+# cosyvoice: CosyVoice3 real shapes (app/models/cosyvoice/bench.py): the official CosyVoice3Model.tts()
+# loop against VoxDesk's LM (and its engine once the CosyVoice runner is in), GPU and 2 CPU cores.
+# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [lora] [book] [train]
+#        [family] [cosyvoice]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
 RES=/tmp/bench-res
@@ -155,6 +158,29 @@ if want family; then  # this tree (A) against abac047 (B), alternated; about 4 x
     [ -n "$OLD" ] && timeout 560 python3 tools/bench_family_ab.py --model /tmp/v2 --old "$OLD" --device cuda \
         --concurrency 1,16,64 --steps 100 --rounds 2 --timeout 130 --extra-path /tmp/site --out "$OUT/family" \
         2>&1 | grep -v -E "it/s|Warning|warn\("
+fi
+if want cosyvoice; then  # issue 18 §6: CosyVoice3 real shapes, the official tts() loop against VoxDesk
+    # carried: .whl_official/ (sh tools/cosyvoice_device_wheels.sh) and official_cosyvoice/cosyvoice/
+    # (cp -r /work/official/CosyVoice/cosyvoice official_cosyvoice/: the checkout's package, commit ace7c47)
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/offsite .whl_official/*.whl
+    mkdir -p /tmp/matcha && tar xzf .whl_official/matcha-tts-0.0.5.1.tar.gz -C /tmp/matcha
+    export CVPATH=$PYTHONPATH:/tmp/offsite:/tmp/matcha/matcha-tts-0.0.5.1
+    cv() { PYTHONPATH=$CVPATH python3 -m app.models.cosyvoice.bench "$@" 2>&1 | grep -v -E "it/s|Warning|warn\(|autocast"; }
+    export -f cv
+    t=$(date +%s); PYTHONPATH=$CVPATH python3 -c "from app.models.cosyvoice.bench import write_folder as w; from pathlib import Path; w(Path('/tmp/cv05'), 'cosyvoice3-0.5b')"
+    echo "write cosyvoice3-0.5b: $(( $(date +%s) - t )) s"
+    (  # CPU, two host cores: the official loop and VoxDesk's LM, real shapes, 40 tokens a request
+        echo "== cosyvoice cpu: cosyvoice3-0.5b, 2 threads, 1 request"
+        taskset -c 14,15 timeout 400 bash -c 'cv "$@"' _ --folder /tmp/cv05 --device cpu \
+            --threads 2 --concurrency 1 --text-tokens 2 --official official_cosyvoice --sides official,lm \
+            --json "$RES/cosyvoice_cpu.json"
+    ) > "$OUT/cosyvoice_cpu.log" 2>&1 &
+    CVCPU_PID=$!
+    taskset -cp 0-11 $$ > /dev/null
+    echo "== cosyvoice gpu: cosyvoice3-0.5b, official tts() at 1/16 (threads), VoxDesk at 1/16/64, 200 tokens"
+    timeout 420 bash -c 'cv "$@"' _ --folder /tmp/cv05 --device cuda --concurrency 1,16,64 \
+        --official-concurrency 1,16 --text-tokens 10 --official official_cosyvoice --json "$RES/cosyvoice_gpu.json"
+    echo "waiting for the cosyvoice cpu section"; wait $CVCPU_PID; cat "$OUT/cosyvoice_cpu.log"
 fi
 [ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }
 [ -n "$CPU2_PID" ] && { echo "waiting for the cpu2 section"; wait $CPU2_PID; cat "$OUT/cpu2.log"; }

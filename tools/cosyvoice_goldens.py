@@ -134,10 +134,12 @@ def cmd_shapes(args: argparse.Namespace) -> None:
     _official(args.official)
     from hyperpyyaml import load_hyperpyyaml
 
-    table = {}
-    for path in args.yaml:
+    out = Path(args.out)
+    table = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {}  # other entries kept
+    for spec in args.yaml:
+        family, _, path = spec.rpartition("=")  # KEY=PATH, or PATH keyed by the yaml's stem
         text = Path(path).read_text(encoding="utf-8")
-        family = Path(path).stem
+        family = family or Path(path).stem
         # The llm needs the Qwen folder and the tokenizer its files: only flow and hift are read.
         conf = load_hyperpyyaml(_drop_top_level(text, ("llm", "get_tokenizer")))
         entry = {"yaml": text, "buffers": {}}
@@ -151,7 +153,7 @@ def cmd_shapes(args: argparse.Namespace) -> None:
         table[family] = entry
         print(f"{family}: flow {len(entry['flow'])} keys, hift {len(entry['hift'])} keys, "
               f"buffers {sorted(entry['buffers'])}")  # fmt: skip
-    Path(args.out).write_text(_compact_json(table), encoding="utf-8")
+    out.write_text(_compact_json(table), encoding="utf-8")
 
 
 def _compact_json(obj: object) -> str:
@@ -544,7 +546,7 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     sp = sub.add_parser("shapes", help="record flow/hift state-dict shapes of tiny yamls")
     sp.add_argument("--official", required=True)
-    sp.add_argument("--yaml", action="append", required=True)
+    sp.add_argument("--yaml", action="append", required=True, help="PATH or KEY=PATH (KEY: a preset name)")
     sp.add_argument("--out", required=True)
     gp = sub.add_parser("goldens", help="run every mode on tiny folders and write goldens")
     gp.add_argument("--official", required=True)

@@ -115,12 +115,12 @@ def official_shapes(p: Preset) -> dict[str, Any]:
     """The recorded ``{"flow": {key: shape}, "hift": ..., "buffers": {key: values}}`` of ``p``."""
     try:
         table = json.loads(SHAPES_FILE.read_text(encoding="utf-8"))
-        entry = table[p.family]
-    except (OSError, ValueError, KeyError) as exc:
-        raise VoxDeskError(f"{SHAPES_FILE} has no {p.family} entry ({exc}): rerun "
-                           "tools/cosyvoice_goldens.py shapes.") from None  # fmt: skip
-    if entry.get("yaml") != yaml_text(p):
-        raise VoxDeskError(f"{SHAPES_FILE} was recorded for another {p.yaml_name}: rerun "
+    except (OSError, ValueError) as exc:
+        raise VoxDeskError(f"Cannot read {SHAPES_FILE} ({exc}): rerun tools/cosyvoice_goldens.py "
+                           "shapes.") from None  # fmt: skip
+    entry = next((e for e in table.values() if isinstance(e, dict) and e.get("yaml") == yaml_text(p)), None)
+    if entry is None:
+        raise VoxDeskError(f"{SHAPES_FILE} has no entry recorded for this {p.yaml_name}: rerun "
                            "tools/cosyvoice_goldens.py shapes.")  # fmt: skip
     return entry
 
@@ -243,11 +243,15 @@ def _save_pt(path: Path, sd: dict[str, torch.Tensor]) -> None:
         torch.save(sd, tmp)
 
 
-def write_checkpoint(out_dir: str | Path, name: str = "cosyvoice3-tiny", seed: int = 0) -> Path:
+def write_checkpoint(
+    out_dir: str | Path, name: str = "cosyvoice3-tiny", seed: int = 0, with_onnx: bool = True
+) -> Path:
     """Write the random folder of preset ``name`` into ``out_dir`` (created); returns the folder.
 
     The same ``name`` and ``seed`` always give the same bytes in every file but the ``.pt``
-    pickles' framing, so goldens made from one folder hold for another written alike."""
+    pickles' framing, so goldens made from one folder hold for another written alike.
+    ``with_onnx=False`` leaves out the two ``.onnx`` files (needs no ``onnx`` package: enough for
+    the LM, flow and vocoder, not for the frontend)."""
     p = preset(name)
     shapes = official_shapes(p)
     out = Path(out_dir)
@@ -281,8 +285,9 @@ def write_checkpoint(out_dir: str | Path, name: str = "cosyvoice3-tiny", seed: i
         {"flow": flow, "hift": hift}[part][rest] = torch.tensor(values, dtype=torch.float32)
     _save_pt(out / "flow.pt", flow)
     _save_pt(out / "hift.pt", hift)
-    atomic.write_bytes(out / "campplus.onnx", campplus_onnx(gen))
-    atomic.write_bytes(out / p.tokenizer_onnx, speech_tokenizer_onnx(gen))
+    if with_onnx:
+        atomic.write_bytes(out / "campplus.onnx", campplus_onnx(gen))
+        atomic.write_bytes(out / p.tokenizer_onnx, speech_tokenizer_onnx(gen))
     blank = out / "CosyVoice-BlankEN"
     atomic.write_json(blank / "config.json", qwen_config(p))
     from safetensors.torch import save_file

@@ -24,6 +24,7 @@ class Preset:
     kv_heads: int
     ffn: int
     body: str
+    label: str = "Tiny random {family} for tests"  # the yaml's first comment
 
     @property
     def yaml_name(self) -> str:
@@ -35,7 +36,7 @@ class Preset:
 
 
 _HEAD = """\
-# Tiny random {family} for tests, written by VoxDesk (app/models/cosyvoice/checkpoint.py).
+# {label}, written by VoxDesk (app/models/cosyvoice/checkpoint.py).
 # set random seed, so that you may reproduce your result.
 __set_seed1: !apply:random.seed [1986]
 __set_seed2: !apply:numpy.random.seed [1986]
@@ -89,7 +90,7 @@ _CFM = """\
 _HIFT = """\
 hift: !new:cosyvoice.hifigan.generator.{hift_class}
     in_channels: 80
-    base_channels: 16
+    base_channels: {base}
     nb_harmonics: 8
     sampling_rate: !ref <sample_rate>
     nsf_alpha: 0.1
@@ -109,7 +110,7 @@ hift: !new:cosyvoice.hifigan.generator.{hift_class}
 {extra}    f0_predictor: !new:cosyvoice.hifigan.f0_predictor.{f0_class}
         num_class: 1
         in_channels: 80
-        cond_channels: 16
+        cond_channels: {base}
 """
 
 _TAIL = """\
@@ -185,13 +186,13 @@ flow: !new:cosyvoice.flow.flow.CausalMaskedDiffWithDiT
     pre_lookahead_len: 3
     pre_lookahead_layer: !new:cosyvoice.transformer.upsample_encoder.PreLookaheadLayer
         in_channels: 80
-        channels: 32
+        channels: {pre}
         pre_lookahead_len: 3
 {cfm}        estimator: !new:cosyvoice.flow.DiT.dit.DiT
-            dim: 32
-            depth: 2
-            heads: 2
-            dim_head: 16
+            dim: {dim}
+            depth: {depth}
+            heads: {heads}
+            dim_head: {dim_head}
             ff_mult: 2
             mel_dim: 80
             mu_dim: 80
@@ -201,17 +202,27 @@ flow: !new:cosyvoice.flow.flow.CausalMaskedDiffWithDiT
             num_decoding_left_chunks: !ref <num_decoding_left_chunks>
 """
 
+_TINY_DIT = dict(pre=32, dim=32, depth=2, heads=2, dim_head=16)
+_V3_HIFT = dict(hift_class="CausalHiFTGenerator", extra="    conv_pre_look_right: 4\n",
+                f0_class="CausalConvRNNF0Predictor")
+
 PRESETS: dict[str, Preset] = {
     "cosyvoice2-tiny": Preset(
         "cosyvoice2", hidden=32, layers=2, heads=4, kv_heads=2, ffn=64,
         body=_FLOW_V2.format(cfm=_CFM)
-        + _HIFT.format(hift_class="HiFTGenerator", extra="", f0_class="ConvRNNF0Predictor"),
+        + _HIFT.format(hift_class="HiFTGenerator", extra="", f0_class="ConvRNNF0Predictor", base=16),
     ),
     "cosyvoice3-tiny": Preset(
         "cosyvoice3", hidden=32, layers=2, heads=4, kv_heads=2, ffn=64,
-        body=_FLOW_V3.format(cfm=_CFM)
-        + _HIFT.format(hift_class="CausalHiFTGenerator", extra="    conv_pre_look_right: 4\n",
-                       f0_class="CausalConvRNNF0Predictor"),
+        body=_FLOW_V3.format(cfm=_CFM, **_TINY_DIT) + _HIFT.format(**_V3_HIFT, base=16),
+    ),
+    # Fun-CosyVoice3-0.5B-2512's real sizes (random weights, for benchmarks): Qwen2-0.5B, and the
+    # flow and vocoder of the official examples/libritts/cosyvoice3/conf/cosyvoice3.yaml
+    "cosyvoice3-0.5b": Preset(
+        "cosyvoice3", hidden=896, layers=24, heads=14, kv_heads=2, ffn=4864,
+        body=_FLOW_V3.format(cfm=_CFM, pre=1024, dim=1024, depth=22, heads=16, dim_head=64)
+        + _HIFT.format(**_V3_HIFT, base=512),
+        label="Random cosyvoice3 of Fun-CosyVoice3-0.5B-2512's sizes, for benchmarks",
     ),
 }  # fmt: skip
 
@@ -226,6 +237,7 @@ def preset(name: str) -> Preset:
 def yaml_text(p: Preset) -> str:
     """The HyperPyYAML text of ``p``: the layout of the released yaml, inference keys only."""
     v3 = p.family == "cosyvoice3"
-    head = _HEAD.format(family=p.family, hidden=p.hidden, lm_class="CosyVoice3LM" if v3 else "Qwen2LM")
+    label, lm_class = p.label.format(family=p.family), "CosyVoice3LM" if v3 else "Qwen2LM"
+    head = _HEAD.format(label=label, family=p.family, hidden=p.hidden, lm_class=lm_class)
     tail = _TAIL.format(version="    version: cosyvoice3\n" if v3 else "", fmax="null" if v3 else 8000)
     return f"{head}\n{p.body}\n{tail}"

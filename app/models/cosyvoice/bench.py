@@ -1,0 +1,441 @@
+"""CosyVoice3 benchmark: the official loop, VoxDesk's LM alone and VoxDesk's engine on one folder.
+
+    python -m app.models.cosyvoice.bench --folder /tmp/cv05 --write cosyvoice3-0.5b \\
+        --device cuda --concurrency 1,16,64 --official /path/to/CosyVoice --json out.json
+
+``--write PRESET`` first writes a random folder of that preset (app/models/cosyvoice/checkpoint.py)
+with a head that never picks a stop id (its stop rows zeroed, the others scaled up), so every run
+lasts its maximum, 20 speech tokens per text token: fixed lengths on random weights.
+
+Sides (``--sides``, default all three):
+
+- ``official``: the official ``CosyVoice3Model.tts(**model_input)`` from a checkout (``--official``),
+  built from the folder's yaml with ``load_hyperpyyaml`` as ``CosyVoice3.__init__`` does, without
+  the frontend (the model input is made here: random text ids with ``<|endofprompt|>``, a 3 s
+  prompt). Per request: LM ms per token (its ``llm_job`` timed), wall, RTF; at concurrency 1 also
+  the first audio with ``stream=True``; at concurrency N, N threads each calling ``tts`` (the
+  class keeps per-call state by uuid, as its servers use it). Modules the official files import
+  but ``tts`` never runs (onnxruntime, torchaudio, scipy; Pillow, matplotlib and wget, which
+  diffusers' image helpers and matcha's training utilities import) get an empty stand-in when
+  absent (scipy's one call, the periodic Hann window, is computed alike; the Qwen2 model,
+  lightning and torchmetrics are imported first, so they see only real packages);
+  tools/cosyvoice_device_wheels.sh fetches the rest.
+- ``lm``: :mod:`app.models.cosyvoice.lm` + :mod:`~app.models.cosyvoice.sampling` in a lock-step
+  batch (:func:`app.models.cosyvoice.lm_loop.generate`), eager, the same requests.
+- ``engine``: VoxDesk's :class:`app.engine.engine.Engine` with the folder's family runner
+  (``create_runner``), the same texts and prompt voice, N requests submitted together.
+
+Writes one JSON (``--json``) and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.machinery
+import importlib.util
+import json
+import re
+import sys
+import threading
+import time
+import types
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from app.models.cosyvoice.lm import ENDOFPROMPT, QWEN_DIR
+
+PROMPT_TOKENS = 75  # 3 s of prompt speech
+PROMPT_TEXT_IDS = 24
+SPEECH_TOKENS = 6561
+RATE = 24000
+TOKENS_PER_SECOND = 25
+MODEL_KEYS = ("llm", "flow", "hift")  # what tts() runs; the yaml's other entries need the frontend
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _peak_gb(device: torch.device) -> float | None:
+    return torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None
+
+
+def _reset_peak(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+# ---- the folder -----------------------------------------------------------------------------
+def write_folder(folder: Path, preset: str, seed: int = 0) -> Path:
+    """A random folder of ``preset`` whose LM head never stops before the maximum length."""
+    from app.models.cosyvoice.checkpoint import write_checkpoint
+
+    with_onnx = importlib.util.find_spec("onnx") is not None
+    write_checkpoint(folder, preset, seed, with_onnx=with_onnx)
+    llm = torch.load(folder / "llm.pt", weights_only=True)
+    head = llm["llm_decoder.weight"]
+    head[SPEECH_TOKENS:] = 0.0  # logit 0: never among the top 25 of 6561 logits of spread 4
+    head[:SPEECH_TOKENS] *= 4.0
+    if "llm_decoder.bias" in llm:
+        llm["llm_decoder.bias"].zero_()
+    torch.save(llm, folder / "llm.pt")
+    return folder
+
+
+def make_inputs(n: int, text_tokens: int, seed: int = 0) -> list[dict[str, torch.Tensor]]:
+    """``n`` official model inputs (``CosyVoice3Model.tts`` keywords): random text ids, one
+    random prompt voice shared by all (prompt text with ``<|endofprompt|>``, 3 s of tokens)."""
+    g = torch.Generator().manual_seed(seed)
+    prompt_text = torch.randint(0, 151643, (1, PROMPT_TEXT_IDS), generator=g, dtype=torch.int32)
+    prompt_text[0, 6] = ENDOFPROMPT
+    speech = torch.randint(0, SPEECH_TOKENS, (1, PROMPT_TOKENS), generator=g, dtype=torch.int32)
+    feat = torch.randn(1, 2 * PROMPT_TOKENS, 80, generator=g) - 5.0
+    emb = torch.randn(1, 192, generator=g)
+    out = []
+    for _ in range(n):
+        text = torch.randint(0, 151643, (1, text_tokens), generator=g, dtype=torch.int32)
+        out.append({"text": text, "prompt_text": prompt_text, "llm_prompt_speech_token": speech,
+                    "flow_prompt_speech_token": speech, "prompt_speech_feat": feat,
+                    "llm_embedding": emb, "flow_embedding": emb})  # fmt: skip
+    return out
+
+
+# ---- the official loop ----------------------------------------------------------------------
+class _Named(type):
+    """A class any of whose attributes is another such class (names only read, never used)."""
+
+    def __getattr__(cls, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Named(attr, (), {})
+
+
+def _stand_in(name: str, lenient: bool = False, **attrs: Any) -> types.ModuleType:
+    """An importable module for a package ``tts`` never calls: using anything in it fails, or
+    (``lenient``) gives a placeholder class, for modules whose names are only read at import."""
+
+    class _Absent(types.ModuleType):
+        def __getattr__(self, attr: str) -> Any:
+            if attr.startswith("__"):
+                raise AttributeError(attr)
+            if lenient:
+                return _Named(attr, (), {})
+            raise AttributeError(f"{name}.{attr} is not installed here (the benchmark's stand-in)")
+
+    mod = _Absent(name)
+    mod.__dict__.update(attrs)
+    mod.__path__ = []  # a package: submodules import
+    mod.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)  # find_spec() asks
+    sys.modules[name] = mod
+    return mod
+
+
+def _hann(window: str, n: int, fftbins: bool = True) -> np.ndarray:
+    if window != "hann" or not fftbins:
+        raise RuntimeError("only the periodic Hann window is computed here")
+    return 0.5 - 0.5 * np.cos(2.0 * np.pi * np.arange(n) / n)
+
+
+def _hamming(n: int, sym: bool = True) -> np.ndarray:
+    if not sym:
+        raise AttributeError("only the symmetric Hamming window is computed here")
+    return np.hamming(n)
+
+
+def _stand_ins() -> list[str]:
+    made = []
+    for name, subs in (("onnxruntime", ()), ("torchaudio", ("compliance", "compliance.kaldi", "transforms")),
+                       ("scipy", ("signal",))):  # fmt: skip
+        if importlib.util.find_spec(name) is not None:
+            continue
+        _stand_in(name)
+        for sub in subs:
+            window = {"get_window": _hann, "hamming": _hamming}  # torchmetrics checks hamming
+            child = _stand_in(f"{name}.{sub}", **(window if sub == "signal" else {}))
+            parent, _, leaf = f"{name}.{sub}".rpartition(".")
+            setattr(sys.modules[parent], leaf, child)
+        made.append(name)
+    # diffusers' image helpers and matcha's training utilities (plots, downloads) name these at import
+    for name, subs, attrs in (("PIL", ("Image", "ImageOps", "ImageFilter"), {"__version__": "10.0.0"}),
+                              ("matplotlib", ("pyplot",), {}), ("wget", (), {})):  # fmt: skip
+        if importlib.util.find_spec(name) is not None:
+            continue
+        parent = _stand_in(name, lenient=True, **attrs)
+        for sub in subs:
+            setattr(parent, sub, _stand_in(f"{name}.{sub}", lenient=True))
+        made.append(name)
+    return made
+
+
+def _model_yaml(text: str) -> str:
+    """The yaml with only the seeds, the plain settings and the three networks."""
+    out, keep = [], True
+    for line in text.splitlines():
+        m = re.match(r"^([A-Za-z_]\w*):", line)
+        if m:
+            value = line[m.end() :].strip()
+            keep = m.group(1).startswith("__") or m.group(1) in MODEL_KEYS or not value.startswith("!")
+            keep = keep and m.group(1) not in ("get_tokenizer", "feat_extractor", "allowed_special")
+        if keep:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def load_official(checkout: str, folder: Path) -> tuple[Any, list[str]]:
+    """``CosyVoice3Model`` built and loaded as ``CosyVoice3.__init__`` does (without the frontend)."""
+    sys.path.insert(0, str(Path(checkout).resolve()))
+    # transformers, lightning and torchmetrics note at import which optional packages exist (and
+    # then use them): they must see only the real ones, so they are imported before the stand-ins
+    for module in ("transformers.models.qwen2.modeling_qwen2", "lightning.pytorch", "torchmetrics"):
+        importlib.import_module(module)
+    stand_ins = _stand_ins()
+    from cosyvoice.cli.model import CosyVoice3Model
+    from hyperpyyaml import load_hyperpyyaml
+
+    text = _model_yaml((folder / "cosyvoice3.yaml").read_text(encoding="utf-8"))
+    configs = load_hyperpyyaml(text, overrides={"qwen_pretrain_path": str(folder / QWEN_DIR)})
+    model = CosyVoice3Model(configs["llm"], configs["flow"], configs["hift"], fp16=False)
+    model.load(str(folder / "llm.pt"), str(folder / "flow.pt"), str(folder / "hift.pt"))
+    return model, stand_ins
+
+
+def _timed_llm(model: Any) -> dict[str, dict[str, float]]:
+    """Time the official ``llm_job`` of every call into the returned dict (by the call's uuid)."""
+    orig, record = model.llm_job, {}
+
+    def llm_job(text, prompt_text, llm_prompt_speech_token, llm_embedding, uuid):
+        t0 = time.perf_counter()
+        orig(text, prompt_text, llm_prompt_speech_token, llm_embedding, uuid)
+        record[uuid] = {"llm_s": time.perf_counter() - t0, "tokens": len(model.tts_speech_token_dict[uuid])}
+
+    model.llm_job = llm_job
+    return record
+
+
+def official_call(model: Any, inputs: dict[str, torch.Tensor], seed: int, stream: bool) -> dict[str, float]:
+    torch.manual_seed(seed)
+    _sync(torch.device(model.device))
+    t0 = time.perf_counter()
+    first, samples = None, 0
+    for out in model.tts(**inputs, stream=stream, speed=1.0):
+        first = first if first is not None else time.perf_counter() - t0
+        samples += out["tts_speech"].shape[-1]
+    wall = time.perf_counter() - t0
+    return {"wall_s": wall, "first_audio_s": first or wall, "audio_s": samples / RATE}
+
+
+def bench_official(model: Any, inputs: list[dict[str, torch.Tensor]], concurrency: list[int]) -> dict:
+    device = torch.device(model.device)
+    record = _timed_llm(model)
+    res: dict[str, Any] = {"runs": []}
+    official_call(model, inputs[0], 0, False)  # warm-up (CUDA kernels, allocator)
+    record.clear()
+    one = official_call(model, inputs[0], 1, False)
+    (lm,) = record.values()
+    one_stream = official_call(model, inputs[0], 1, True)
+    res["single"] = {**one, **lm, "lm_ms_per_token": 1e3 * lm["llm_s"] / max(lm["tokens"], 1),
+                     "rtf": one["wall_s"] / max(one["audio_s"], 1e-9),
+                     "stream_first_audio_s": one_stream["first_audio_s"],
+                     "stream_wall_s": one_stream["wall_s"]}  # fmt: skip
+    for n in concurrency:
+        _reset_peak(device)
+        record.clear()
+        results: list[dict[str, float]] = [{} for _ in range(n)]
+
+        def work(i: int, results: list[dict[str, float]] = results) -> None:
+            results[i] = official_call(model, inputs[i % len(inputs)], 100 + i, False)
+
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - t0
+        tokens = sum(int(r["tokens"]) for r in record.values())
+        audio = sum(r.get("audio_s", 0.0) for r in results)
+        res["runs"].append({"concurrency": n, "how": "threads" if n > 1 else "one call", "wall_s": wall,
+                            "tokens": tokens, "tokens_per_s": tokens / wall, "audio_s": audio,
+                            "rtf_aggregate": wall / max(audio, 1e-9),
+                            "peak_gb": _peak_gb(device)})  # fmt: skip
+    return res
+
+
+# ---- VoxDesk: the LM alone ------------------------------------------------------------------
+def load_lm(folder: Path, device: torch.device, dtype: torch.dtype):
+    from app.models.cosyvoice.config import load_config
+    from app.models.cosyvoice.lm import CosyLM
+    from app.models.cosyvoice.sampling import SamplingParams
+    from app.models.voxcpm.minicpm import pack_projections
+
+    cfg = load_config(folder / "cosyvoice3.yaml")
+    with torch.device("meta"):
+        lm = CosyLM.from_config(cfg, folder / QWEN_DIR)
+    lm.load(torch.load(folder / "llm.pt", weights_only=True, mmap=True))
+    lm = lm.to(device, dtype).eval()
+    if device.type == "cuda":
+        pack_projections(lm)
+    return lm, SamplingParams.from_config(cfg)
+
+
+def bench_lm(folder: Path, inputs: list[dict[str, torch.Tensor]], concurrency: list[int],
+             device: torch.device, dtype: torch.dtype) -> dict:  # fmt: skip
+    from app.models.cosyvoice.lm_loop import LMRequest, generate
+
+    _reset_peak(device)
+    lm, params = load_lm(folder, device, dtype)
+
+    def requests(n: int, seed0: int) -> list[LMRequest]:
+        out = []
+        for i in range(n):
+            x = inputs[i % len(inputs)]
+            text = torch.cat([x["prompt_text"][0], x["text"][0]]).long()
+            out.append(LMRequest(text, x["text"].shape[1], x["llm_prompt_speech_token"][0].long(),
+                                 torch.Generator().manual_seed(seed0 + i)))  # fmt: skip
+        return out
+
+    generate(lm, requests(1, 0), params)  # warm-up
+    res: dict[str, Any] = {"dtype": str(dtype).replace("torch.", ""), "runs": []}
+    for n in concurrency:
+        _sync(device)
+        t0 = time.perf_counter()
+        tokens = generate(lm, requests(n, 100), params)
+        _sync(device)
+        wall = time.perf_counter() - t0
+        total, steps = sum(len(t) for t in tokens), max(len(t) for t in tokens)
+        res["runs"].append({"concurrency": n, "wall_s": wall, "tokens": total, "steps": steps,
+                            "ms_per_step": 1e3 * wall / max(steps, 1), "tokens_per_s": total / wall,
+                            "audio_s": total / TOKENS_PER_SECOND, "peak_gb": _peak_gb(device)})  # fmt: skip
+    return res
+
+
+# ---- VoxDesk: the engine --------------------------------------------------------------------
+def _prompt_wav(seconds: float = 3.0, rate: int = 16000) -> np.ndarray:
+    t = np.arange(int(seconds * rate)) / rate
+    phase = 2 * np.pi * np.cumsum(140 + 30 * np.sin(2 * np.pi * 1.3 * t)) / rate
+    return (0.2 * sum(np.sin(k * phase) / k for k in range(1, 6))).astype(np.float32)
+
+
+PROMPT_TEXT = "希望你以后能够做的比我还好呦。"
+TEXT = "收到好友从远方寄来的生日礼物，那份意外的惊喜与深深的祝福让我心中充满了甜蜜的快乐。"
+
+
+def bench_engine(
+    folder: Path, concurrency: list[int], device: str, dtype: str | None, text_chars: int
+) -> dict:
+    """N requests submitted together through the engine (needs CosyVoice's runner registered)."""
+    from app.engine.config import EngineConfig
+    from app.engine.engine import Engine
+    from app.engine.events import RequestFailed, RequestFinished
+    from app.engine.request import SynthRequest
+    from app.models.voxcpm.prompt import VoicePrompt
+
+    t0 = time.perf_counter()
+    engine = Engine(EngineConfig(str(folder), device=device, dtype=dtype, max_num_seqs=max(concurrency)))
+    res: dict[str, Any] = {"ready_s": time.perf_counter() - t0, "runs": []}
+    voice = VoicePrompt(prompt_audio=_prompt_wav(), prompt_text=PROMPT_TEXT, sample_rate=16000)
+    text = (TEXT * 8)[:text_chars]
+    dev = torch.device(engine.device)
+    for n in [1, *concurrency]:  # the first single run warms up
+        _reset_peak(dev)
+        start = time.perf_counter()
+        ids = {engine.submit(SynthRequest(text, voice=voice, seed=100 + i)) for i in range(n)}
+        done: list[RequestFinished] = []
+        while ids:
+            for ev in engine.step():
+                if isinstance(ev, RequestFailed):
+                    raise RuntimeError(ev.message)
+                if isinstance(ev, RequestFinished):
+                    ids.discard(ev.request_id)
+                    done.append(ev)
+        wall = time.perf_counter() - start
+        audio = sum(f.stats["audio_s"] for f in done)
+        res["runs"].append({"concurrency": n, "wall_s": wall, "audio_s": audio,
+                            "tokens": sum(f.n_patches for f in done),
+                            "rtf_aggregate": wall / max(audio, 1e-9),
+                            "first_audio_s_p50": float(np.median([f.stats["first_chunk_s"] for f in done])),
+                            "peak_gb": _peak_gb(dev)})  # fmt: skip
+    res["runs"] = res["runs"][1:]
+    engine.shutdown()
+    return res
+
+
+# ---- the command ----------------------------------------------------------------------------
+def _table(res: dict[str, Any]) -> str:
+    lines = [f"{res['device']}  folder {res['folder']}  text {res['text_tokens']} ids"]
+    off = res.get("official", {})
+    if "single" in off:
+        s = off["single"]
+        lines.append(f"official 1 request: LM {s['lm_ms_per_token']:.1f} ms/token, {s['tokens']} tokens, "
+                     f"RTF {s['rtf']:.3f}, stream first audio {s['stream_first_audio_s']:.2f} s")  # fmt: skip
+    for side in ("official", "lm", "engine"):
+        for r in res.get(side, {}).get("runs", []):
+            per = r.get("ms_per_step")
+            lines.append(f"{side:8} x{r['concurrency']:<3} wall {r['wall_s']:.2f} s  tokens {r['tokens']}"
+                         + (f"  {per:.1f} ms/step" if per else "")
+                         + (f"  RTF {r['rtf_aggregate']:.3f}" if "rtf_aggregate" in r else "")
+                         + (f"  peak {r['peak_gb']:.2f} GB" if r.get("peak_gb") else ""))  # fmt: skip
+        if res.get(side, {}).get("error"):
+            lines.append(f"{side:8} {res[side]['error']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--folder", required=True, type=Path)
+    ap.add_argument("--write", metavar="PRESET", help="first write a random folder of this preset")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--dtype", default="float32", help="VoxDesk's LM dtype (the official runs fp32)")
+    ap.add_argument("--threads", type=int, default=None, help="CPU threads (torch.set_num_threads)")
+    ap.add_argument("--concurrency", default="1")
+    ap.add_argument("--official-concurrency", help="the official side's (default: --concurrency)")
+    ap.add_argument("--text-tokens", type=int, default=10, help="text ids per request: 20 speech tokens each")
+    ap.add_argument("--official", help="a CosyVoice checkout (the official side)")
+    ap.add_argument("--sides", default="official,lm,engine")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.write and not (args.folder / "llm.pt").is_file():
+        t = time.perf_counter()
+        write_folder(args.folder, args.write)
+        print(f"wrote {args.folder} ({args.write}) in {time.perf_counter() - t:.0f} s", flush=True)
+    device = torch.device(args.device)
+    conc = [int(c) for c in args.concurrency.split(",")]
+    inputs = make_inputs(64, args.text_tokens)
+    sides = set(args.sides.split(","))
+    res: dict[str, Any] = {"device": torch.cuda.get_device_name(device) if device.type == "cuda" else
+                           f"cpu, {torch.get_num_threads()} threads", "folder": str(args.folder),
+                           "text_tokens": args.text_tokens, "torch": torch.__version__}  # fmt: skip
+    if "official" in sides and args.official:
+        if device.type == "cpu":
+            torch.cuda.is_available = lambda: False  # the official model picks CUDA by itself
+        try:
+            model, stand_ins = load_official(args.official, args.folder)
+            off_conc = [int(c) for c in (args.official_concurrency or args.concurrency).split(",")]
+            res["official"] = {"stand_ins": stand_ins, **bench_official(model, inputs, off_conc)}
+            del model
+        except Exception as exc:  # noqa: BLE001 - a benchmark reports what failed and goes on
+            res["official"] = {"error": f"{type(exc).__name__}: {exc}"}
+        print(_table(res), flush=True)
+    if "lm" in sides:
+        res["lm"] = bench_lm(args.folder, inputs, conc, device, getattr(torch, args.dtype))
+    if "engine" in sides:
+        try:
+            dtype = None if args.dtype == "float32" and device.type == "cuda" else args.dtype
+            res["engine"] = bench_engine(args.folder, conc, str(device), dtype, 4 * args.text_tokens)
+        except Exception as exc:  # noqa: BLE001 - e.g. no CosyVoice runner yet
+            res["engine"] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
+    print(_table(res))
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=1, default=str) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
