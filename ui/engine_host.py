@@ -52,6 +52,9 @@ class ModelInfo:
     device: str  # status-bar text, e.g. "NVIDIA H200 · 120.3 GB free" or "CPU"
     limits: Any = None  # app.voices.fit.ModelLimits: what fits in the model's positions
     precision: str = ""  # on the CPU "fp32", "bf16" or "int8" (app/cpu_precision.py); else ""
+    # the family's controls (FamilyInfo.controls): which fields the window shows; None for a
+    # speech server's model (its own settings, as VoxCPM's)
+    controls: frozenset[str] | None = None
 
     @property
     def results_key(self) -> str:

@@ -252,18 +252,22 @@ class WindowActions(QObject):
             "cfg_value": s.cfg_value,
             "inference_timesteps": s.inference_timesteps,
             "style": s.voice_design,
+            "instruction": s.instruction,
         }
         over = self.w.project.overrides.get(job.key, projects.SegmentOverride())
         own = None
-        if (over.cfg_value, over.inference_timesteps, over.voice_design, over.rate) != (None,) * 4:
+        values = (over.cfg_value, over.inference_timesteps, over.voice_design, over.instruction, over.rate)
+        if values != (None,) * 5:
             own = {
                 "cfg_value": over.cfg_value if over.cfg_value is not None else s.cfg_value,
                 "inference_timesteps": over.inference_timesteps or s.inference_timesteps,
                 "style": over.voice_design if over.voice_design is not None else s.voice_design,
+                "instruction": over.instruction if over.instruction is not None else s.instruction,
                 "rate": over.rate,
             }
         take = self.w.session.segments[row].seed
-        dialog = SegmentSettingsDialog(script_values, own, over.seed, self.w, take_seed=take)
+        dialog = SegmentSettingsDialog(script_values, own, over.seed, self.w, take_seed=take,
+                                       controls=self.w.model.controls)  # fmt: skip
         self._show(dialog, lambda: self._set_override(job.key, *dialog.result_values()))
 
     def _set_override(self, key: str, own: dict | None, seed: int | None) -> None:
@@ -272,6 +276,7 @@ class WindowActions(QObject):
             cfg_value=own["cfg_value"] if own else None,
             inference_timesteps=own["inference_timesteps"] if own else None,
             voice_design=own["style"] if own else None,
+            instruction=own["instruction"] if own else None,
             rate=own["rate"] if own else None,
         )
         self.w.project.set_override(key, override)

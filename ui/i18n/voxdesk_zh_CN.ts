@@ -591,6 +591,21 @@
         <source>Speaking rate:</source>
         <translation>语速：</translation>
     </message>
+    <message>
+        <location filename="../views/generation_form.py" line="74"/>
+        <source>How to speak, e.g. 请用四川话表达。 or Please say a sentence in a very soft voice.</source>
+        <translation>说话方式，例如：请用四川话表达。或 Please say a sentence in a very soft voice.</translation>
+    </message>
+    <message>
+        <location filename="../views/generation_form.py" line="77"/>
+        <source>CosyVoice: how to speak (emotion, dialect, speed, volume); the list holds the instructions the model was trained on. Leave it empty to copy the voice as it is.</source>
+        <translation>CosyVoice：说话方式（情绪、方言、语速、音量）；列表中是模型训练过的指令。留空则按原样复刻声音。</translation>
+    </message>
+    <message>
+        <location filename="../views/generation_form.py" line="97"/>
+        <source>Instruction:</source>
+        <translation>指令：</translation>
+    </message>
 </context>
 <context>
     <name>ImportBookDialog</name>
