@@ -17,7 +17,11 @@ which app/models/cosyvoice/checkpoint.py needs to write ``flow.pt`` / ``hift.pt`
 a fixed seed (``set_all_random_seed``, as webui.py does before a call): zero-shot, cross-lingual,
 instruct2, zero-shot at speed 1.2 and zero-shot streaming. For each mode it writes the frontend's
 model input, the LM's speech tokens, the flow's mel and the audio (float32) into
-``<family>_<mode>.npz`` plus one ``<family>.json`` index (texts, token lists, timings).
+``<family>_<mode>.npz`` plus one ``<family>.json`` index (texts, token lists, timings), and
+torch's global generator state (``torch.get_rng_state()``, uint8) right after the seed is set
+(``seeded``) and right before each ``hift.inference`` call (``hift_0``, ``hift_1``, ...) into
+``<family>_<mode>_rng.npz``: CosyVoice2's vocoder draws its noise from that generator at every
+call, after the LM's draws.
 
 Two things are arranged so that a run is reproducible, neither changes a number the official
 code computes:
@@ -161,9 +165,11 @@ def prompt_wav(path: Path) -> None:
 
 
 def _run_mode(model, mode: dict, wav: str, record: dict) -> tuple[list[np.ndarray], float]:
+    import torch
     from cosyvoice.utils.common import set_all_random_seed
 
     set_all_random_seed(mode.get("seed", SEED))
+    record["rng_seeded"] = torch.get_rng_state()
     kw = dict(stream=mode.get("stream", False), speed=mode.get("speed", 1.0))
     if mode["call"] == "zero_shot":
         gen = model.inference_zero_shot(mode["text"], mode["prompt_text"], wav, **kw)
@@ -178,7 +184,10 @@ def _run_mode(model, mode: dict, wav: str, record: dict) -> tuple[list[np.ndarra
 
 
 def _instrument(model, record: dict) -> None:
-    """Record the frontend's model input, the LM's tokens and the mels given to the vocoder."""
+    """Record the frontend's model input, the LM's tokens, the mels given to the vocoder and torch's
+    global generator state right before each vocoder call (CosyVoice2's draws from it)."""
+    import torch
+
     fe = model.frontend
     for name in ("frontend_zero_shot", "frontend_cross_lingual", "frontend_instruct2"):
         orig = getattr(fe, name)
@@ -204,6 +213,7 @@ def _instrument(model, record: dict) -> None:
 
     def hift_inference(*a, **k):
         record.setdefault("mels", []).append(k["speech_feat"].detach().clone())
+        record.setdefault("rng", []).append(torch.get_rng_state())
         return orig_hift(*a, **k)
 
     m.hift.inference = hift_inference
@@ -244,6 +254,9 @@ def cmd_goldens(args: argparse.Namespace) -> None:
             for i, mel in enumerate(record.get("mels", [])):
                 arrays[f"mel_{i}"] = mel.numpy().astype(np.float32)
             np.savez_compressed(out / f"{family}_{name}.npz", **arrays)
+            rng = {"seeded": record["rng_seeded"].numpy()}
+            rng |= {f"hift_{i}": state.numpy() for i, state in enumerate(record.get("rng", []))}
+            np.savez_compressed(out / f"{family}_{name}_rng.npz", **rng)
             tokens = record["tokens"]
             index["modes"][name] = {
                 **{k: v for k, v in mode.items()}, "tokens": record["tokens"], "samples": int(audio.size),
@@ -262,6 +275,97 @@ def cmd_goldens(args: argparse.Namespace) -> None:
         del model
 
 
+# ---- text and frontend features ------------------------------------------------------------
+# Sentences for the text normalization golden: numbers, dates, money, symbols, brackets, quotes,
+# long paragraphs that split_paragraph cuts, CosyVoice3 prompt forms (left as they are).
+TEXTS = [
+    "你好。",
+    "今天是2024年3月15日，气温25.5℃，我花了¥128.50买了3本书。",
+    "收到好友从远方寄来的生日礼物，那份意外的惊喜与深深的祝福让我心中充满了甜蜜的快乐，笑容如花儿般绽放。"
+    "他说：“我们明天再见！”然后就走了。这是第二句话，它也很长，长到足以让分段的逻辑把它切开来看看效果如何。"
+    "最后一句很短。",
+    "面积是5m²，体积是3m³ - 这是（测试）【括号】`代码`——破折号，",
+    "一、二、三、",
+    "Hello world.",
+    "The meeting is at 10:30 on Jan. 5, 2024; it costs $15.99 and 3 people will come!",
+    "This is the first sentence of a long English paragraph that keeps going for a while. "
+    "Here is another sentence with 42 apples and 7 oranges; the split logic counts tokens here. "
+    "A third one asks a question? And a fourth one exclaims! Finally, a short end.",
+    '"Quoted speech." He said "yes." Then 1999 came',
+    "You are a helpful assistant.<|endofprompt|>Hello world, 123.",
+    "!!!",
+    "  spaced out text 2  ",
+]
+ENCODE = [
+    "Hello world, this is a test.",
+    "你好，世界。",
+    "You are a helpful assistant.<|endofprompt|>希望你以后能够做的比我还好呦。",
+    "[breath]Hi[laughter] <strong>there</strong> [AA1][ǜ]<|endofsystem|>",
+    "e\u0301 caf\u00e9 ＡＢＣ１２３",
+    "tabs\tand\nnewlines\r\n  spaces   end ",
+    "emoji 🎉👍 and 'll 've contractions I'm",
+    "<|im_start|>x<|im_end|><|endoftext|>",
+]
+
+
+def _official_frontend(folder: Path):
+    from cosyvoice.cli.frontend import CosyVoiceFrontEnd
+    from cosyvoice.tokenizer.tokenizer import get_qwen_tokenizer
+
+    family = "cosyvoice3" if (folder / "cosyvoice3.yaml").is_file() else "cosyvoice2"
+    tok = get_qwen_tokenizer(str(folder / "CosyVoice-BlankEN"), skip_special_tokens=True, version=family)
+    onnx = "speech_tokenizer_v3.onnx" if family == "cosyvoice3" else "speech_tokenizer_v2.onnx"
+    frontend = CosyVoiceFrontEnd(lambda: tok, None, str(folder / "campplus.onnx"), str(folder / onnx))
+    return family, tok, frontend
+
+
+def cmd_text(args: argparse.Namespace) -> None:
+    """``text_normalize`` (split and whole) of TEXTS and the tokenizer's ids of ENCODE, per family."""
+    _official(args.official)
+    out: dict = {"texts": TEXTS, "encode_texts": ENCODE, "families": {}}
+    for folder in args.model:
+        family, tok, fe = _official_frontend(Path(folder))
+        out["families"][family] = {
+            "split": [fe.text_normalize(t, split=True) for t in TEXTS],
+            "whole": [fe.text_normalize(t, split=False) for t in TEXTS],
+            "encode": [tok.encode(t) for t in ENCODE],
+        }
+        print(f"{family}: {len(TEXTS)} texts, {len(ENCODE)} encodings")
+    Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+RESAMPLES = ((16000, 24000), (44100, 16000), (22050, 24000), (48000, 16000), (24000, 16000))
+
+
+def cmd_features(args: argparse.Namespace) -> None:
+    """The frontend's features of the prompt, each from the library call the official code makes:
+    torchaudio's Resample (the prompt's samples read at several rates, first 0.25 s), whisper's
+    128-bin log-mel, Kaldi fbank, the matcha mel with fmax 8000 (CosyVoice2) and None (CosyVoice3)."""
+    import soundfile
+    import torch
+    import torchaudio
+    import torchaudio.compliance.kaldi as kaldi
+    import whisper
+    from matcha.utils.audio import mel_spectrogram
+
+    torch.set_num_threads(args.threads)
+    data, sr = soundfile.read(args.prompt, dtype="float32", always_2d=True)
+    speech = torch.from_numpy(np.ascontiguousarray(data.T)).mean(dim=0, keepdim=True)
+    arrays = {}
+    for src, dst in RESAMPLES:
+        n = src // 4
+        arrays[f"resample_{src}_{dst}"] = torchaudio.transforms.Resample(src, dst)(speech[:, :n])[0].numpy()
+    speech24 = torchaudio.transforms.Resample(sr, 24000)(speech)
+    arrays["whisper_logmel"] = whisper.log_mel_spectrogram(speech, n_mels=128)[0].numpy()
+    arrays["fbank"] = kaldi.fbank(speech, num_mel_bins=80, dither=0, sample_frequency=16000).numpy()
+    for name, fmax in (("matcha_v2", 8000), ("matcha_v3", None)):
+        mel = mel_spectrogram(speech24, n_fft=1920, num_mels=80, sampling_rate=24000, hop_size=480,
+                              win_size=1920, fmin=0, fmax=fmax, center=False)
+        arrays[name] = mel[0].numpy()
+    np.savez_compressed(args.out, **arrays)
+    print({k: v.shape for k, v in arrays.items()})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -274,8 +378,16 @@ def main() -> None:
     gp.add_argument("--model", action="append", required=True)
     gp.add_argument("--out", required=True)
     gp.add_argument("--threads", type=int, default=2)
+    tp = sub.add_parser("text", help="official text normalization and tokenizer ids on tiny folders")
+    tp.add_argument("--official", required=True)
+    tp.add_argument("--model", action="append", required=True)
+    tp.add_argument("--out", required=True)
+    fp = sub.add_parser("features", help="the frontend's resampling, log-mel, fbank and mel of a prompt")
+    fp.add_argument("--prompt", required=True)
+    fp.add_argument("--out", required=True)
+    fp.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
-    {"shapes": cmd_shapes, "goldens": cmd_goldens}[args.cmd](args)
+    {"shapes": cmd_shapes, "goldens": cmd_goldens, "text": cmd_text, "features": cmd_features}[args.cmd](args)
 
 
 if __name__ == "__main__":

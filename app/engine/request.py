@@ -31,6 +31,10 @@ class SynthRequest:
     # how to speak, in words (CosyVoice's instruct2: "用四川话说这句话", "Speak cheerfully"); families
     # without the "instruction" control refuse a non-empty one (app/engine/family.py)
     instruction: str = ""
+    # CosyVoice: the official chunked flow + vocoder schedule (first audio after ~25 tokens);
+    # False runs them once when the LM ends (the official non-streaming call). VoxCPM streams
+    # patch by patch either way.
+    stream: bool = True
 
     def check(self) -> None:
         """Raise :class:`VoxDeskError` for settings no model can honour."""

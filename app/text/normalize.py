@@ -63,7 +63,7 @@ def _emoji():
     return regex.compile(r"\p{Emoji_Presentation}|\p{Emoji}\uFE0F", flags=regex.UNICODE)
 
 
-def _drop_cjk_spaces(text: str) -> str:
+def drop_cjk_spaces(text: str) -> str:
     """Keep a space only between two ASCII non-space characters (the official ``replace_blank``,
     which reads the first character as the neighbour of a leading space)."""
     out = []
@@ -77,7 +77,7 @@ def _drop_cjk_spaces(text: str) -> str:
     return "".join(out)
 
 
-def _spell_digits(text: str, words) -> str:
+def spell_digits(text: str, words) -> str:
     """Every run of digits (``str.isdigit``, so ² and full-width digits too) spelled out in
     English words by ``inflect``."""
     runs = ("".join(run) for _, run in groupby(text, str.isdigit))
@@ -110,12 +110,12 @@ class TextNormalizer:
                 text = text.replace("=", "等于")
                 if _MATHS.search(text):
                     text = _DASH_BEFORE_DIGIT.sub(" - ", text)
-                text = _drop_cjk_spaces(self._zh.normalize(text))
+                text = drop_cjk_spaces(self._zh.normalize(text))
                 for table in (_SPELLED_ZH, _BRACKETS_ZH):
                     for sign, spoken in table.items():
                         text = text.replace(sign, spoken)
                 return text
-            return _spell_digits(self._en.normalize(text), self._words)
+            return spell_digits(self._en.normalize(text), self._words)
 
 
 _instance: TextNormalizer | None = None

@@ -53,6 +53,7 @@ class LMConfig:
     use_mup: bool = True
     kv_channels: int | None = None
     no_rope: bool = False
+    qkv_bias: bool = False  # q/k/v projections with bias (Qwen2, reused by CosyVoice; never VoxCPM)
 
     @property
     def head_dim(self) -> int:
@@ -126,6 +127,7 @@ class VoxCPMConfig:
         """The official ``config.json`` layout."""
         lm = {k: v for k, v in dataclasses.asdict(self.lm).items() if v is not None}
         lm.pop("no_rope")
+        lm.pop("qkv_bias")
 
         def stack(s: StackConfig) -> dict[str, Any]:
             return {k: v for k, v in dataclasses.asdict(s).items() if v is not None}

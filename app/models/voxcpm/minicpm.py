@@ -1,6 +1,7 @@
 """The MiniCPM4 transformer every VoxCPM stack is made of (base LM, residual LM, LocEnc, LocDiT).
 
 Pre-norm layers with RMSNorm, GQA attention with NeoX-style LongRoPE, and a SiLU-gated MLP.
+With ``qkv_bias``, LongRoPE factors of 1 and no muP it is also Qwen2 (CosyVoice's LM).
 Parameter names follow the official checkpoints. Attention goes through a KV backend
 (``kv.attend(layer_idx, q, k, v)``, see docs/DESIGN.md); ``kv=None`` is a non-causal stack.
 """
@@ -81,9 +82,9 @@ class Attention(nn.Module):
         self.n_kv = cfg.num_key_value_heads
         self.head_dim = cfg.head_dim
         h, d = cfg.hidden_size, cfg.head_dim
-        self.q_proj = nn.Linear(h, self.n_heads * d, bias=False)
-        self.k_proj = nn.Linear(h, self.n_kv * d, bias=False)
-        self.v_proj = nn.Linear(h, self.n_kv * d, bias=False)
+        self.q_proj = nn.Linear(h, self.n_heads * d, bias=cfg.qkv_bias)
+        self.k_proj = nn.Linear(h, self.n_kv * d, bias=cfg.qkv_bias)
+        self.v_proj = nn.Linear(h, self.n_kv * d, bias=cfg.qkv_bias)
         self.o_proj = nn.Linear(self.n_heads * d, h, bias=False)
         self.qkv_proj: nn.Module | None = None  # set by pack_projections
 
@@ -143,17 +144,23 @@ class MLP(nn.Module):
 
 
 def _pack(*linears: nn.Linear) -> nn.Linear:
-    """One bias-free Linear whose weight is the given weights stacked along the outputs; each
-    original weight becomes a view of it, so packing costs no memory and ``state_dict`` keeps
-    the official names with their values (the packed weight is added beside them)."""
+    """One Linear whose weight (and bias, when they have one) is the given ones stacked along the
+    outputs; each original becomes a view of it, so packing costs no memory and ``state_dict``
+    keeps the official names with their values (the packed tensors are added beside them)."""
+    biased = linears[0].bias is not None
     packed = torch.cat([lin.weight.detach() for lin in linears])
+    packed_bias = torch.cat([lin.bias.detach() for lin in linears]) if biased else None
     start = 0
     for lin in linears:
         rows = lin.weight.shape[0]
         lin.weight.data = packed[start : start + rows]
+        if packed_bias is not None:
+            lin.bias.data = packed_bias[start : start + rows]
         start += rows
-    joined = nn.Linear(packed.shape[1], packed.shape[0], bias=False, device="meta")
+    joined = nn.Linear(packed.shape[1], packed.shape[0], bias=biased, device="meta")
     joined.weight = nn.Parameter(packed, requires_grad=False)
+    if packed_bias is not None:
+        joined.bias = nn.Parameter(packed_bias, requires_grad=False)
     return joined
 
 

@@ -1,0 +1,403 @@
+"""CosyVoice2 / Fun-CosyVoice3 behind the engine's :class:`~app.engine.family.FamilyRunner`.
+
+A request becomes one LM run per piece of its normalized text (the official
+``text_normalize(split=True)``), spoken in order into one audio stream: when a piece's LM stops,
+its :class:`~.stream.TokenStream` finishes, the sequence's positions are replaced by the next
+piece's prefix (:meth:`Sequence.next_part`) and ``StepResult.next_part`` tells the engine to
+free its blocks and prefill it again, keeping the stream, chunk numbering and stats.
+
+Positions: the LM prefix ``[sos, prompt text + text, task_id, prompt speech tokens]`` then the
+generated speech tokens, written into ``Sequence.ids`` in one id space (text ids as they are,
+speech tokens from :data:`SPEECH`, sos and task_id past those) so the prefix cache hashes them.
+
+Randomness: each request has its own CPU generator seeded with ``request.seed``; its draws
+follow the official global generator's order (``set_all_random_seed`` then a call): the LM's
+sampling, then CosyVoice2's vocoder per call. Streaming CosyVoice2 is the exception: the
+official LM thread and vocoder share the global generator in an order set by timing, and the
+goldens run the LM to its end first, which a stream cannot; there the vocoder draws from a
+second generator seeded with the same seed, so the tokens still equal the official ones and a
+seed still gives the same audio every time.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from app.engine.attention import PagedKVCache
+from app.engine.config import EngineConfig
+from app.engine.family import FamilyInfo, FamilyRunner, KVSpec, StepResult
+from app.engine.request import SynthRequest
+from app.engine.sequence import Sequence
+from app.errors import VoxDeskError
+from app.models.cosyvoice import stream as cvstream
+from app.models.cosyvoice.config import load_config
+from app.models.cosyvoice.flow_v2 import FlowV2
+from app.models.cosyvoice.flow_v3 import FlowV3
+from app.models.cosyvoice.frontend import Frontend
+from app.models.cosyvoice.hift import HiFT
+from app.models.cosyvoice.lm import CosyLM, batch_context
+from app.models.cosyvoice.sampling import SamplingParams, length_bounds, sample_batch
+from app.models.cosyvoice.text import only_punctuation, request_texts
+from app.models.cosyvoice.tokenizer import CosyTokenizer
+from app.models.cosyvoice.voice import NO_VOICE, Features, VoiceFeatureCache, with_features
+from app.models.cosyvoice.weights import check_folder, load_pt
+
+log = logging.getLogger(__name__)
+SPEECH = 1 << 24  # Sequence.ids of speech token t: SPEECH + t (text ids stay below)
+SOS, TASK = 2 * SPEECH, 2 * SPEECH + 1
+LABELS = {"cosyvoice2": "CosyVoice2", "cosyvoice3": "Fun-CosyVoice3"}
+CONTROLS = frozenset({"speed", "instruction", "prompt", "reference", "stream"})
+NOTHING = "There is nothing to speak in this text: type some words and try again."
+FAILED = "Speech generation failed for this request: try again or another text."
+DEFAULT_CFG, DEFAULT_STEPS = 2.0, 10  # SynthRequest's defaults, VoxCPM's knobs
+
+
+@dataclass
+class Piece:
+    """One LM run: its prefix (LM text ids, LM prompt speech tokens) and length bounds."""
+
+    text_ids: list[int]
+    prompt_speech: list[int]
+    min_len: int
+    max_len: int
+
+
+@dataclass
+class _State:
+    """A request's decoding state outside the engine's Sequence."""
+
+    pieces: list[Piece]
+    voice: cvstream.Voice
+    streaming: bool
+    speed: float
+    vocoder_gen: torch.Generator
+    index: int = 0  # the piece being spoken
+    prefix: torch.Tensor | None = None  # [T', H] embeddings of the piece's prefix positions
+    hidden: torch.Tensor | None = None  # [H] the last position's hidden state (after prefill/step)
+    decoded: list[int] = field(default_factory=list)  # the piece's LM tokens (the sampler's window)
+    spoken: list[int] = field(default_factory=list)  # the tokens the flow got in earlier pieces
+    hop: cvstream.Hop = field(default_factory=cvstream.Hop)
+    stream: cvstream.TokenStream | None = None
+
+    @property
+    def piece(self) -> Piece:
+        return self.pieces[self.index]
+
+
+class CosyVoiceRunner(FamilyRunner):
+    def __init__(
+        self,
+        config: EngineConfig,
+        family: str,
+        lm: CosyLM,
+        flow: torch.nn.Module,
+        hift: HiFT,
+        frontend: Frontend,
+        tokenizer: CosyTokenizer,
+        params: SamplingParams,
+        device: torch.device,
+    ) -> None:
+        self.config = config
+        self.family = family
+        self.lm, self.flow, self.hift = lm, flow, hift
+        self.tokenizer = tokenizer
+        self.params = params
+        self.device = device
+        self.dtype = next(lm.parameters()).dtype
+        self.info = FamilyInfo(
+            name="cosyvoice",
+            label=LABELS[family],
+            architecture=family,
+            controls=CONTROLS,
+            sample_rate=24000,
+            voice_rate=24000,
+        )
+        self.max_model_len = config.max_model_len
+        self.voices = VoiceFeatureCache(frontend, self.info.voice_rate, config.voice_cache_size)
+        self.stop_ids = frozenset(int(i) for i in lm.stop_ids)
+        self._states: dict[int, _State] = {}
+        self.kv: PagedKVCache | None = None
+
+    # ---- memory ---------------------------------------------------------------------------
+    def kv_specs(self) -> list[KVSpec]:
+        return [self.lm.kv_spec()]
+
+    def bind_kv(self, num_blocks: int, block_size: int, attention: str) -> None:
+        spec = self.lm.kv_spec()
+        self.block_size = block_size
+        self.kv = PagedKVCache(
+            spec.num_layers, num_blocks, block_size, spec.num_kv_heads, spec.head_dim,
+            self.dtype, self.device, backend=attention,
+        )  # fmt: skip
+
+    # ---- requests -------------------------------------------------------------------------
+    def resolve_voice(self, voice):  # noqa: ANN001, ANN201 - VoicePrompt in, (VoicePrompt, entries) out
+        if voice is None:
+            return None, {}
+        _feats, entries = self.voices.resolve(voice)
+        return (with_features(voice, entries) if entries else voice), entries
+
+    def make_sequence(self, rid: int, request: SynthRequest, block_size: int) -> Sequence:
+        self._refuse(request)
+        if only_punctuation("".join(request.text.split())):
+            raise VoxDeskError(NOTHING)
+        voice = request.voice
+        feats, _ = self.voices.resolve(voice)
+        mode = _mode(request)
+        texts, prompt_text = request_texts(
+            self.family,
+            mode,
+            request.text,
+            prompt_text=voice.prompt_text if mode == "zero_shot" else "",
+            instruction=request.instruction,
+            encode=self.tokenizer.encode,
+        )
+        prompt_ids = self.tokenizer.encode(prompt_text) if prompt_text else []
+        lm_speech = feats.speech_tokens.tolist() if mode == "zero_shot" else []
+        pieces = [self._piece(self.tokenizer.encode(t), prompt_ids, lm_speech) for t in texts]
+        if not pieces:
+            raise VoxDeskError(NOTHING)
+        seed = secrets.randbelow(2**31) if request.seed is None else request.seed
+        streaming = request_streams(request)
+        state = _State(
+            pieces,
+            self._flow_voice(feats),
+            streaming,
+            request.speed,
+            torch.Generator().manual_seed(seed),
+        )
+        ids = self._prefix_ids(state.piece)
+        seq = Sequence(request, ids, [None] * len(ids), state.piece.max_len, seed, block_size, rid)
+        seq.generator = torch.Generator().manual_seed(seed)  # the LM's draws (on the CPU)
+        self._begin_piece(seq, state)
+        self._states[seq.id] = state
+        return seq
+
+    def _refuse(self, request: SynthRequest) -> None:
+        """One plain line for what CosyVoice cannot do (the engine refuses LoRA and instructions
+        for families without them)."""
+        label = self.info.label
+        if request.cfg_value != DEFAULT_CFG or request.inference_timesteps != DEFAULT_STEPS:
+            raise VoxDeskError(
+                f"{label} has no guidance or timestep setting: leave cfg and timesteps at their defaults."
+            )
+        if request.voice is None:
+            raise VoxDeskError(NO_VOICE)
+
+    def _piece(self, text_ids: list[int], prompt_ids: list[int], lm_speech: list[int]) -> Piece:
+        """A piece's LM input; ``min_len``/``max_len`` count the spoken text only (llm.py:469)."""
+        lo, hi = length_bounds(len(text_ids), self.params)
+        room = self.max_model_len - (len(prompt_ids) + len(text_ids) + len(lm_speech) + 2)
+        if room < max(lo, 1):
+            raise VoxDeskError("This text or voice prompt is too long for one request: split the text up.")
+        return Piece(prompt_ids + text_ids, lm_speech, lo, min(hi, room))
+
+    def _flow_voice(self, feats: Features) -> cvstream.Voice:
+        dev = self.device
+        return cvstream.Voice(
+            tokens=torch.from_numpy(feats.speech_tokens)[None].to(dev),
+            feat=torch.from_numpy(feats.prompt_feat)[None].to(dev),
+            embedding=torch.from_numpy(feats.embedding)[None].to(dev),
+        )
+
+    @staticmethod
+    def _prefix_ids(piece: Piece) -> list[int]:
+        return [SOS, *piece.text_ids, TASK, *(SPEECH + t for t in piece.prompt_speech)]
+
+    @torch.inference_mode()
+    def _begin_piece(self, seq: Sequence, state: _State) -> None:
+        """The LM prefix embeddings and a fresh token stream for the current piece."""
+        piece = state.piece
+        text = torch.tensor(piece.text_ids, dtype=torch.long, device=self.device)
+        speech = torch.tensor(piece.prompt_speech, dtype=torch.long, device=self.device)
+        state.prefix = self.lm.prefix_embeds(text, speech)
+        if state.prefix.shape[0] != len(seq.ids):
+            raise RuntimeError("the LM prefix layout and the sequence's positions disagree")
+        state.decoded = []
+        state.hidden = None
+        # v2's vocoder draws from the LM's generator after the LM, except when streaming (docstring)
+        gen = state.vocoder_gen if state.streaming else seq.generator
+        state.stream = cvstream.TokenStream(
+            self.family, self.flow, self.hift, state.voice, state.streaming, state.speed, state.hop, gen
+        )
+
+    def release(self, seq: Sequence) -> None:
+        self._states.pop(seq.id, None)
+
+    def spoken(self, seq: Sequence) -> list[int]:
+        """The speech tokens given to the flow for ``seq`` so far (all pieces; CosyVoice3's
+        capped silences left out), as the official ``tts_speech_token_dict`` holds them."""
+        st = self._states.get(seq.id)
+        if st is None:
+            return []
+        return st.spoken + (st.stream.tokens if st.stream is not None else [])
+
+    # ---- the LM ---------------------------------------------------------------------------
+    def _embeds(self, seq: Sequence, state: _State, start: int) -> torch.Tensor:
+        """Input embeddings ``[len(seq) - start, H]`` of positions ``start..``."""
+        n_pre = seq.num_prompt
+        parts = []
+        if start < n_pre:
+            parts.append(state.prefix[start:])
+        gen = [i - SPEECH for i in seq.ids[max(start, n_pre) :]]
+        if gen:
+            parts.append(self.lm.speech_embeds(torch.tensor(gen, dtype=torch.long, device=self.device)))
+        return torch.cat(parts).to(self.dtype)
+
+    @torch.inference_mode()
+    def prefill(self, seqs: list[Sequence]) -> None:
+        """KV for each sequence's new positions; the last one's hidden state is its carry."""
+        starts = [s.num_computed for s in seqs]
+        news = [len(s) - st for s, st in zip(seqs, starts, strict=True)]
+        width = max(news)
+        embeds = []
+        for seq, start in zip(seqs, starts, strict=True):
+            e = self._embeds(seq, self._states[seq.id], start)
+            embeds.append(torch.nn.functional.pad(e, (0, 0, 0, width - e.shape[0])))
+        h = self._run_lm(seqs, starts, news, torch.stack(embeds))
+        for row, seq in enumerate(seqs):
+            self._states[seq.id].hidden = h[row, news[row] - 1].clone()
+            seq.num_computed = len(seq)
+
+    def _run_lm(
+        self, seqs: list[Sequence], starts: list[int], counts: list[int], embeds: torch.Tensor
+    ) -> torch.Tensor:
+        """The Qwen2 stack over ``embeds [B, L, H]``: row ``b`` adds ``counts[b]`` positions from
+        ``starts[b]`` to its paged KV."""
+        ctx, positions = batch_context(
+            [s.block_table for s in seqs], starts, counts, embeds.shape[1], self.block_size,
+            self.kv.scratch_block, self.device,
+        )  # fmt: skip
+        self.kv.context = ctx
+        return self.lm.forward(embeds, positions, self.kv)
+
+    def start(self, seqs: list[Sequence]) -> None:
+        """Nothing to set up here: a request's stream is made with its sequence and per piece."""
+
+    @torch.inference_mode()
+    def _advance(self, seqs: list[Sequence], tokens: list[int]) -> None:
+        """The LM over each sequence's newest position (its sampled token)."""
+        e = self.lm.speech_embeds(torch.tensor(tokens, dtype=torch.long, device=self.device))
+        h = self._run_lm(seqs, [len(s) - 1 for s in seqs], [1] * len(seqs), e[:, None].to(self.dtype))
+        for row, seq in enumerate(seqs):
+            self._states[seq.id].hidden = h[row, 0].clone()
+            seq.num_computed = len(seq)
+
+    # ---- the step -------------------------------------------------------------------------
+    def decode(self, seqs: list[Sequence]) -> StepResult:
+        """One token per sequence: a batched head + per-row sampling, then per row the token
+        stream (flow and vocoder when a chunk is due), then the LM over the new tokens."""
+        states = [self._states[s.id] for s in seqs]
+        with torch.inference_mode():
+            logp = self.lm.logp(torch.stack([st.hidden for st in states]).to(self.dtype)).float().cpu()
+        tokens = sample_batch(
+            logp,
+            [st.decoded for st in states],
+            [s.generator for s in seqs],
+            [len(st.decoded) < st.piece.min_len for st in states],
+            self.params,
+        )
+        n = len(seqs)
+        out = StepResult([_EMPTY] * n, [False] * n)
+        go_on: list[int] = []
+        for i, (seq, st, tok) in enumerate(zip(seqs, states, tokens, strict=True)):
+            try:
+                audio, more = self._take(seq, st, int(tok))
+            except VoxDeskError as exc:
+                out.error[i] = str(exc)
+                continue
+            except Exception:  # noqa: BLE001 - this request fails, the batch goes on
+                log.exception("CosyVoice decode of request %d failed", seq.id)
+                out.error[i] = FAILED
+                continue
+            out.audio[i] = audio
+            if more == "token":
+                go_on.append(i)
+            elif more == "piece":
+                out.next_part[i] = True
+            else:
+                out.done[i] = True
+        if go_on:
+            self._advance([seqs[i] for i in go_on], [tokens[i] for i in go_on])
+        return out
+
+    def _take(self, seq: Sequence, st: _State, tok: int) -> tuple[np.ndarray, str]:
+        """Apply one sampled token: ("token": the LM goes on, "piece": the next piece was put in
+        place, "done": the request ended), with the audio it completed."""
+        piece_end = tok in self.stop_ids
+        audio = _EMPTY
+        if not piece_end:
+            st.decoded.append(tok)
+            seq.ids.append(SPEECH + tok)
+            seq.patches.append(None)
+            audio = st.stream.push(tok)
+            piece_end = len(st.decoded) >= st.piece.max_len
+        if not piece_end:
+            return audio, "token"
+        tail = st.stream.finish()
+        audio = np.concatenate([audio, tail]) if len(audio) else tail
+        if st.index + 1 == len(st.pieces):
+            return audio, "done"
+        st.spoken += st.stream.tokens
+        st.index += 1
+        ids = self._prefix_ids(st.piece)
+        seq.next_part(ids, [None] * len(ids))
+        seq.max_patches = st.piece.max_len
+        self._begin_piece(seq, st)
+        return audio, "piece"
+
+
+_EMPTY = np.zeros(0, np.float32)
+
+
+def _mode(request: SynthRequest) -> str:
+    """zero-shot (prompt audio + transcript), instruct2 (an instruction), else cross-lingual."""
+    if request.instruction.strip():
+        return "instruct2"
+    voice = request.voice
+    if voice.prompt_audio is not None and voice.prompt_text.strip():
+        return "zero_shot"
+    return "cross_lingual"
+
+
+def request_streams(request: SynthRequest) -> bool:
+    """The official chunked schedule, unless the request changes the speed (the official
+    resamples the whole mel for speed and refuses it while streaming)."""
+    return request.stream and request.speed == 1.0
+
+
+def load(
+    config: EngineConfig,
+    device: torch.device,
+    dtype: str | None,
+    progress: Callable[[float, str], None],
+) -> CosyVoiceRunner:
+    """The family's factory (app/models/__init__.py): the folder checked, the yaml read as
+    data, the weights loaded with ``weights_only``. The LM runs in ``dtype`` (float32 when None);
+    the flow and the vocoder stay float32."""
+    folder = check_folder(config.model_dir)
+    cfg = load_config(folder.yaml)
+    progress(0.1, "Loading the language model")
+    lm_dtype = getattr(torch, dtype) if dtype else torch.float32
+    lm = CosyLM.from_config(cfg, folder.tokenizer_dir)
+    lm.load(load_pt(folder.llm), folder.llm)
+    progress(0.3, "Loading the flow")
+    flow = (FlowV2 if folder.family == "cosyvoice2" else FlowV3).from_config(cfg)
+    flow.load(load_pt(folder.flow))
+    progress(0.4, "Loading the vocoder")
+    hift = HiFT.from_config(cfg)
+    hift.load(load_pt(folder.hift))
+    progress(0.5, "Loading the frontend")
+    frontend = Frontend(folder, cfg)
+    tokenizer = CosyTokenizer(folder.tokenizer_dir, folder.family)
+    lm = lm.to(device=device, dtype=lm_dtype).eval()
+    flow = flow.to(device).eval()
+    hift = hift.to(device).eval()
+    params = SamplingParams.from_config(cfg)
+    return CosyVoiceRunner(config, folder.family, lm, flow, hift, frontend, tokenizer, params, device)
