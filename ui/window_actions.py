@@ -294,9 +294,18 @@ class WindowActions(QObject):
         self._show(dialog, lambda: self._use_model(dialog.chosen_folder()))
 
     def _use_model(self, folder: Path | None) -> None:
-        if folder is not None:
-            self.w.settings.model_dir = folder
-            self.w.load_model(folder)
+        """Load ``folder`` in place of the model loaded now (the engine thread unloads one before
+        it loads the other, whatever their families); speech being made is asked about first."""
+        if folder is None:
+            return
+        if self.w.session.busy() and not self.w.dialogs.confirm(
+            self.w,
+            self.tr("VoxDesk is still speaking with the current model. Switching the model stops it; "
+                    "the takes already finished are kept. Switch now?"),
+        ):  # fmt: skip
+            return
+        self.w.settings.model_dir = folder
+        self.w.load_model(folder)
 
     def open_settings(self) -> None:
         from ui.views.settings_dialog import SettingsDialog

@@ -2489,6 +2489,11 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <source>Train this voice…</source>
         <translation>训练这个声音…</translation>
     </message>
+    <message>
+        <location filename="../window_actions.py" line="303"/>
+        <source>VoxDesk is still speaking with the current model. Switching the model stops it; the takes already finished are kept. Switch now?</source>
+        <translation>VoxDesk 仍在用当前模型朗读。切换模型会停止朗读；已完成的片段会保留。现在切换吗？</translation>
+    </message>
 </context>
 <context>
     <name>Dubbing</name>
