@@ -135,10 +135,10 @@ def cmd_book(args: argparse.Namespace) -> int:
 
 def _generate(project, args: argparse.Namespace) -> None:
     from app.engine import Engine
+    from app.engine.config import resolve_device
     from app.engine.host import EngineHost
     from app.longform.runner import BookRunner
     from app.models.voxcpm.config import load_config
-    from app.models.voxcpm.weights import resolve_device
 
     if not args.model:
         raise VoxDeskError("Give --model DIR (a model on this computer).")

@@ -96,7 +96,7 @@ def add_write_checkpoint(sub: argparse._SubParsersAction) -> None:
 
 
 def add_bench(sub: argparse._SubParsersAction) -> None:
-    from app.engine.bench import add_parser
+    from app.models.voxcpm.bench import add_parser
 
     add_parser(sub)
 
@@ -183,7 +183,7 @@ def _self_test(argv: list[str]) -> int:
     p.add_argument("model_dir", nargs="?", default=None, help="model folder (default: a tiny test model)")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     args = p.parse_args(argv)
-    from app.models.voxcpm.weights import resolve_device
+    from app.engine.config import resolve_device
     from app.selftest import run_self_test
 
     try:

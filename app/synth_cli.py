@@ -257,9 +257,9 @@ def _render_remote(jobs: list[Job], args: argparse.Namespace) -> Iterator[tuple[
 
 def cmd_synth(args: argparse.Namespace) -> int:
     from app.audio.io import write_audio
+    from app.engine.config import resolve_device
     from app.models.voxcpm.config import load_config
     from app.models.voxcpm.generate import Synthesizer
-    from app.models.voxcpm.weights import resolve_device
 
     jobs = _jobs(args)
     check_rate(args.speed)

@@ -14,11 +14,15 @@
 # same two host cores (14, 15): ask for one of them per call.
 # lora: VoxCPM2 real shapes, 16 concurrent requests without LoRAs, then the same 16 with 8 random
 # LoRAs of the official recipe (r 32, alpha 32, LM + DiT) in the same batches, one engine
-# (app/engine/bench_lora.py; target: at least 0.8 of the plain throughput).
+# (app/models/voxcpm/bench_lora.py; target: at least 0.8 of the plain throughput).
 # book: a 100,000-character book through the book runner and the audiobook export (tests/bench_book.py).
 # train: LoRA training (tests/bench_train.py): step time and peak memory of VoxCPM2 and VoxCPM1.5 at the
 # plans chosen for 8/12/24 GB cards, then 300 steps on a synthetic set with the loss going down.
-# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [lora] [book] [train]
+# family: the engine refactor (issue 18: VoxCPM behind app/engine/family.py) against the tree before it:
+# VoxCPM2 real shapes, 1/16/64 concurrent, 100 patches, this tree (A) and commit abac047 (B, from
+# .oldtree.tar carried: `git archive abac047 -o .oldtree.tar`) alternated A B A B in fresh processes
+# (tools/bench_family_ab.py): family_*.json, family_ab.json and family_ab.md (the table) under $OUT.
+# Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [lora] [book] [train] [family]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
 RES=/tmp/bench-res
@@ -27,7 +31,7 @@ exec > >(tee -a "$OUT/log.txt") 2>&1
 trap 'tar czf "$OUT/results.tgz" -C "$RES" .' EXIT
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-BENCH='import sys; sys.path.insert(0, "tests"); from official import import_official; import_official(); from app.engine.bench import run_cli; sys.exit(run_cli(sys.argv[1:]))'
+BENCH='import sys; sys.path.insert(0, "tests"); from official import import_official; import_official(); from app.models.voxcpm.bench import run_cli; sys.exit(run_cli(sys.argv[1:]))'
 bench() { python3 -c "$BENCH" "$@" 2>&1 | grep -v -E "it/s|Warning|warn\(" ; }
 export -f bench; export BENCH
 want() { [ -z "$ARGS" ] || [[ " $ARGS " == *" $1 "* ]]; }
@@ -47,7 +51,7 @@ cpu_vs_official() {  # LABEL TIMEOUT INT8_ARGS BENCH_ARGS...: ours default, fp32
 }
 cat .whl/COMMIT 2>/dev/null
 nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv
-if want cpu2 || want main || want ablation || want serve || want mem || want lora || want book; then
+if want cpu2 || want main || want ablation || want serve || want mem || want lora || want book || want family; then
     t=$(date +%s); ckpt voxcpm2 /tmp/v2; echo "write v2 checkpoint: $(( $(date +%s) - t )) s"
 fi
 if want cpu; then
@@ -144,6 +148,13 @@ if want train; then  # LoRA training: the plans for 8/12/24 GB cards measured, a
     echo "== train: VoxCPM2 and VoxCPM1.5 LoRA step time and peak memory (8/12/24 GB plans), 300 steps"
     timeout 300 python3 tests/bench_train.py --device cuda --ckpt voxcpm2=/tmp/v2 --ckpt voxcpm1.5=/tmp/v15 \
         --json "$RES/train.json"
+fi
+if want family; then  # this tree (A) against abac047 (B), alternated; about 4 x 60 s
+    echo "== family: engine bench, this tree vs abac047, A B A B"
+    OLD=$(mktemp -d) && tar xf .oldtree.tar -C "$OLD" || { echo "family: no .oldtree.tar carried"; OLD=; }
+    [ -n "$OLD" ] && timeout 560 python3 tools/bench_family_ab.py --model /tmp/v2 --old "$OLD" --device cuda \
+        --concurrency 1,16,64 --steps 100 --rounds 2 --timeout 130 --extra-path /tmp/site --out "$OUT/family" \
+        2>&1 | grep -v -E "it/s|Warning|warn\("
 fi
 [ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }
 [ -n "$CPU2_PID" ] && { echo "waiting for the cpu2 section"; wait $CPU2_PID; cat "$OUT/cpu2.log"; }

@@ -107,7 +107,7 @@ def test_half_vae_decoder_setting(v2_dir, dtype):
     amplifies rounding: relative L2 error measured 0.04 (fp16, H200) and 0.17 (bf16, CPU) on
     these weights, 0.14 / 0.23 on the real-shape random model (docs/benchmarks.md); the bound is
     0.3, far under the ~1.4 of unrelated audio. fp32 stays the default."""
-    from app.engine.model_runner import decoder_in
+    from app.models.voxcpm.batch import decoder_in
     from app.models.voxcpm.streaming_vae import StreamingDecoder
     from app.models.voxcpm.weights import load_model
 

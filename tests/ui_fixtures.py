@@ -144,7 +144,7 @@ class GuiThreadWatcher:
     that is inside model, engine-step or torch code (work that belongs on the engine thread), and
     the stack of every stall: a moment the GUI thread has not answered its 10 ms timer for 100 ms."""
 
-    HEAVY = ("/app/models/", "/app/engine/model_runner.py", "/app/engine/scheduler.py", "/torch/")
+    HEAVY = ("/app/models/", "/app/engine/scheduler.py", "/torch/")  # app/models/: the families' runners
     # The reference-length guide counts a segment's tokens on the GUI thread on purpose: the
     # tokenizer is Rust and takes microseconds a sentence; the frames around it are still checked.
     LIGHT = ("/app/models/voxcpm/tokenizer.py",)

@@ -103,12 +103,12 @@ def _needs_encoding(prompt: Any) -> bool:
 def _limits(engine: Any) -> Any:
     from app.voices.fit import ModelLimits
 
-    m, tokenizer = engine.model, engine.tokenizer
+    m, tokenizer = engine.runner.model, engine.runner.tokenizer
     return ModelLimits(
         max_positions=int(engine.max_model_len),
-        encoder_rate=int(m.encode_rate),
+        encoder_rate=int(engine.info.voice_rate),
         encoder_samples_per_patch=int(m.patch_size * m.audio_vae.chunk_size),
-        output_patches_per_second=float(engine.sample_rate) / m.samples_per_patch,
+        output_patches_per_second=float(engine.info.sample_rate) / m.samples_per_patch,
         count_tokens=lambda text: len(tokenizer(text)) if text else 0,
     )
 
@@ -165,13 +165,12 @@ class EngineHost(QObject):
                 cpu_precision=cpu_precision,  # applies on the CPU only
             )
             engine = Engine(config, progress=self._progress)
-            cfg = engine.model.cfg
             info = ModelInfo(
                 name=engine.model_name,
                 model_id=model_id(engine, model_dir),
-                architecture=cfg.architecture,
-                sample_rate=int(engine.sample_rate),
-                encoder_rate=int(engine.model.encode_rate),
+                architecture=engine.info.architecture,
+                sample_rate=int(engine.info.sample_rate),
+                encoder_rate=int(engine.info.voice_rate),
                 device=describe_device(str(engine.device), engine.precision),
                 limits=_limits(engine),
                 precision=engine.precision.name if engine.precision else "",
@@ -285,12 +284,10 @@ class EngineHost(QObject):
         """Encode the prompt's missing latents once (engine thread) and hand them to the library."""
         if prompt is None:
             return None
-        resolved = self._engine.voices.resolve(prompt)
-        if voice is not None:
-            for role in ("prompt", "reference"):
-                before, after = getattr(prompt, f"{role}_latents"), getattr(resolved, f"{role}_latents")
-                if after is not None and after is not before:  # new, or replacing a bad cache entry
-                    self.latentsEncoded.emit(voice, role, after)
+        resolved, entries = self._engine.runner.resolve_voice(prompt)
+        if voice is not None:  # new entries, or ones replacing an unusable cached entry
+            for name, array in entries.items():
+                self.latentsEncoded.emit(voice, name, array)
         return resolved
 
     @Slot(object)

@@ -1,54 +1,55 @@
 """Which LoRA sits in which adapter slot: an LRU over a fixed number of slots (a setting).
 
-Pure bookkeeping on the host. A request with a LoRA pins its slot from admission to its end; a
-LoRA not resident goes into a free slot, else into the least recently used unpinned one
-(evicting the LoRA there), by copying its weights into the model's stacked buffers in place, so
-no CUDA graph is captured again. Only a new layout (the first LoRA, a module or a rank no
-resident LoRA had) reallocates the buffers; ``on_layout`` is then called (the engine recaptures).
+Pure bookkeeping on the host, whatever the family. A request with a LoRA pins its slot from
+admission to its end; a LoRA not resident goes into a free slot, else into the least recently
+used unpinned one (evicting the LoRA there). Reading a LoRA folder and putting its weights into a
+slot are the family's (``FamilyRunner.read_lora`` / ``load_lora``: VoxCPM copies them into its
+stacked buffers in place, so no CUDA graph is captured again unless the layout grows). A LoRA is
+any object with a ``digest`` (bytes: what its KV is salted with) and a ``name``.
 Slot 0 is "no LoRA" and is never handed out.
 """
 
 from __future__ import annotations
 
-import logging
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from app.models.voxcpm.lora import LoRA, read_lora, weights_file
-from app.models.voxcpm.lora_bank import LoRABank
-from app.models.voxcpm.model import VoxCPM
 
-log = logging.getLogger(__name__)
+def _stamp(path: Path) -> tuple:
+    """Changes when any file of the folder changes, so an edited LoRA is read again."""
+    if not path.is_dir():
+        return ()
+    files = sorted(p for p in path.iterdir() if p.is_file())
+    return tuple((p.name, p.stat().st_mtime, p.stat().st_size) for p in files)
 
 
 class Adapters:
-    def __init__(self, model: VoxCPM, slots: int, on_layout: Callable[[LoRABank], None]) -> None:
-        self.model = model
+    def __init__(self, slots: int, read: Callable[[Path], Any], load: Callable[[int, Any], None]) -> None:
         self.slots = slots
-        self.on_layout = on_layout
-        self.bank: LoRABank | None = None
-        self._read: OrderedDict[tuple[str, float, int], LoRA] = OrderedDict()  # read folders, newest last
+        self._reader = read
+        self._loader = load
+        self._read: OrderedDict[tuple, Any] = OrderedDict()  # read folders, newest last
         self._slot_of: dict[bytes, int] = {}  # LoRA digest -> slot
+        self._names: dict[int, str] = {}  # slot -> name of the LoRA in it
         self._users: Counter[int] = Counter()  # slot -> requests pinning it
         self._lru: OrderedDict[int, None] = OrderedDict((s, None) for s in range(1, slots + 1))
 
-    def read(self, folder: str | Path) -> LoRA:
-        """The checked LoRA in ``folder``; read again only when its weights file changed."""
+    def read(self, folder: str | Path) -> Any:
+        """The checked LoRA in ``folder``; read again only when one of its files changed."""
         path = Path(folder).expanduser().resolve()
-        weights = weights_file(path) if path.is_dir() else None
-        stat = weights.stat() if weights is not None else None
-        key = (str(path), stat.st_mtime if stat else 0.0, stat.st_size if stat else 0)
+        key = (str(path), _stamp(path))
         lora = self._read.get(key)
         if lora is None:
-            lora = read_lora(path, self.model.cfg)  # raises VoxDeskError naming the file
+            lora = self._reader(path)  # raises VoxDeskError naming the file
             self._read[key] = lora
             while len(self._read) > 2 * self.slots:
                 self._read.popitem(last=False)
         self._read.move_to_end(key)
         return lora
 
-    def acquire(self, lora: LoRA) -> int | None:
+    def acquire(self, lora: Any) -> int | None:
         """Pin a slot holding ``lora`` (loading it if needed); None while every slot is pinned."""
         slot = self._slot_of.get(lora.digest)
         if slot is None:
@@ -67,16 +68,12 @@ class Adapters:
 
     def resident(self) -> dict[int, str]:
         """Slot -> the name of the LoRA in it (for logs and tests)."""
-        return {slot: lora.name for slot, lora in (self.bank.resident.items() if self.bank else ())}
+        return dict(sorted(self._names.items()))
 
-    def _load(self, slot: int, lora: LoRA) -> None:
-        if self.bank is None:
-            self.bank = LoRABank(self.model, self.slots)
-        if self.bank.ensure(lora):
-            log.info("LoRA layout now %d modules at rank %d", len(self.bank.names), self.bank.rank)
-            self.on_layout(self.bank)
-        old = self.bank.resident.get(slot)
-        if old is not None:
-            self._slot_of.pop(old.digest, None)
-        self.bank.load(slot, lora)
+    def _load(self, slot: int, lora: Any) -> None:
+        self._loader(slot, lora)
+        old = [d for d, s in self._slot_of.items() if s == slot]
+        for digest in old:
+            del self._slot_of[digest]
         self._slot_of[lora.digest] = slot
+        self._names[slot] = lora.name

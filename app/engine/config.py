@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 
 from app.cpu_precision import CHOICES
+from app.errors import VoxDeskError
 
 
 @dataclass
@@ -80,3 +81,20 @@ def cpu_threads(leave: int = 0) -> int:
     except AttributeError:  # Windows, macOS
         cores = os.cpu_count() or 1
     return max(1, cores - leave)
+
+
+def resolve_device(device: str = "auto") -> str:
+    """The device to run on: ``auto`` is CUDA when a usable GPU is there; one plain line for an
+    impossible one."""
+    import torch
+
+    device = (device or "auto").lower()
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise VoxDeskError("CUDA was requested but no usable NVIDIA GPU was found: use --device cpu.")
+        return device
+    if device == "cpu":
+        return device
+    raise VoxDeskError(f"Unknown device '{device}': use auto, cpu or cuda.")

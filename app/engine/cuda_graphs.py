@@ -1,19 +1,34 @@
-"""CUDA graphs of the whole decode step, one per batch-size bucket, and of the prefill, one per
+"""CUDA graphs of a family's decode step, one per batch-size bucket, and of its prefill, one per
 (batch, width) bucket: the time to first audio of a lone request and of requests admitted together.
 
-A graph covers everything :meth:`ModelRunner.step_core` launches: the DiT condition, all CFM
-estimator calls with CFG, the stop head, LocEnc, both LMs with paged attention, and the
-streaming VAE decode. It reads only the runner's static buffers; a batch smaller than its
-bucket fills the spare rows with the scratch slot, scratch KV block and position 0, so the
-padding writes land where nobody reads. Graphs are captured with thread-local error checking,
-so the engine may capture and replay them on a worker thread (the app's QThread).
+Family-agnostic: the runner owns static buffers that its step reads and writes, and this class
+captures and replays its step functions over them. The hooks a runner provides:
+
+- ``step_core(n, variant, width)``: the whole decode step on static rows ``[:n]``, block tables
+  ``width`` wide; it reads and writes only static buffers (captured with ``width =
+  runner.max_blocks``). ``variant`` is the per-row setting the graphs are captured for
+  (VoxCPM: the CFM step count; a family whose step has none passes 0 here and calls
+  :meth:`CudaGraphs.covers` with ``variants=()``).
+- ``pad_rows(n, bs)``: make static rows ``[n:bs]`` padding that reads and writes only scratch
+  (the scratch stream slot, the scratch KV block, position 0), so a batch smaller than its
+  bucket changes nothing anybody reads.
+- ``max_blocks`` (block-table width) and ``device``.
+- With prefill graphs: ``prefill_inputs([], width, nb, rows=b)`` (host tensors of a bucket at
+  rest, a dict holding at least ``"ids"`` ``[rows, width]``) and ``prefill_core(x)`` (the
+  prefill over device tensors ``x`` only). The runner builds a batch's inputs at a bucket's
+  shape and calls :meth:`CudaGraphs.prefill`.
+
+The runner calls :meth:`covers` / :meth:`replay` in its decode and :meth:`prefill_bucket` /
+:meth:`prefill` in its prefill, and sets ``runner.graphs`` (done by :meth:`capture`). Graphs are
+captured with thread-local error checking, so the engine may capture and replay them on a
+worker thread (the app's QThread).
 """
 
 from __future__ import annotations
 
-import torch
+from typing import Any
 
-from app.engine.model_runner import ModelRunner
+import torch
 
 PREFILL_WIDTHS = (16, 32, 64, 128, 256)  # a lone request's prefill: new positions, rounded up
 PREFILL_BATCHES = (2, 4, 8, 16, 32, 64)  # requests admitted together (capped at max_num_seqs)
@@ -27,41 +42,30 @@ def buckets(max_bs: int) -> list[int]:
 
 
 class CudaGraphs:
-    def __init__(self, runner: ModelRunner, max_bs: int, timesteps: int, prefill: bool = True) -> None:
+    def __init__(self, runner: Any, max_bs: int, variant: int, prefill: bool = True) -> None:
         self.runner = runner
-        self.timesteps = timesteps
+        self.variant = variant
         self.sizes = buckets(max_bs)
-        self.graphs: dict[int, torch.cuda.CUDAGraph] = {}
-        self.prefill_graphs: dict[tuple[int, int], torch.cuda.CUDAGraph] = {}
+        self.graphs: dict[int, Any] = {}
+        self.prefill_graphs: dict[tuple[int, int], Any] = {}
         self.prefill_static: dict[tuple[int, int], dict[str, torch.Tensor]] = {}
         self.with_prefill = prefill
 
-    def covers(self, n: int, steps: list[int]) -> bool:
-        return n <= self.sizes[-1] and all(s == self.timesteps for s in steps)
-
-    def _pad(self, n: int, bs: int) -> None:
-        r = self.runner
-        if bs > n:
-            r.s_idx[n:bs] = r.scratch_slot
-            r.s_adapter[n:bs] = 0
-            r.s_slots[n:bs] = r.base_kv.scratch_block * r.block_size
-            r.s_pos[n:bs] = 0
-            r.s_lens[n:bs] = 1
-            r.s_tables[n:bs] = r.base_kv.scratch_block
-            r.s_cfg[n:bs] = 0
-            r.s_noise[n:bs] = 0
+    def covers(self, n: int, variants: list[int] | tuple[int, ...] = ()) -> bool:
+        """Whether a batch of ``n`` rows with these per-row variants has a graph."""
+        return n <= self.sizes[-1] and all(v == self.variant for v in variants)
 
     @torch.inference_mode()
     def capture(self) -> None:
         r = self.runner
         pool = None
         for bs in reversed(self.sizes):
-            self._pad(0, bs)
-            r.step_core(bs, self.timesteps, r.max_blocks)  # warm-up: compiles kernels, sizes the pool
+            r.pad_rows(0, bs)
+            r.step_core(bs, self.variant, r.max_blocks)  # warm-up: compiles kernels, sizes the pool
             torch.cuda.synchronize()
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph, pool=pool, capture_error_mode="thread_local"):
-                r.step_core(bs, self.timesteps, r.max_blocks)
+                r.step_core(bs, self.variant, r.max_blocks)
             torch.cuda.synchronize()
             pool = graph.pool()
             self.graphs[bs] = graph
@@ -73,8 +77,9 @@ class CudaGraphs:
         """Run the decode step for the first ``n`` rows of the static buffers (filled by the
         runner) in the smallest bucket that holds them; spare rows become padding."""
         bs = next(b for b in self.sizes if b >= n)
-        with torch.inference_mode():
-            self._pad(n, bs)
+        if bs > n:
+            with torch.inference_mode():
+                self.runner.pad_rows(n, bs)
         self.graphs[bs].replay()
 
     def prefill_keys(self) -> list[tuple[int, int]]:

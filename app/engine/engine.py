@@ -1,11 +1,13 @@
 """The engine: thread-safe submit/cancel, and a ``step()`` that advances every request.
 
-One step admits what fits (prefill), then decodes one patch for every running request and
-returns the events: an :class:`AudioChunk` per request per step, then :class:`RequestFinished`,
-or :class:`RequestFailed` with one plain-language line. A take that reaches the official
-bad-case length is drawn again from its prompt (:class:`RequestRetried`), up to three takes.
-A request that cannot be prepared, that fails in prefill on its own, or whose patch comes out
-non-finite fails alone; the others go on.
+Family-agnostic: the model is a :class:`~app.engine.family.FamilyRunner` chosen by the model
+folder (:func:`~app.engine.family.create_runner`). One step admits what fits (prefill), then
+decodes one step for every running request and returns the events: an :class:`AudioChunk` per
+request per step that made audio, then :class:`RequestFinished`, or :class:`RequestFailed` with
+one plain-language line. A take the runner calls a bad case is drawn again from its prompt
+(:class:`RequestRetried`); a long text the runner speaks in parts goes back to prefill for each
+part without a break in its stream. A request that cannot be prepared, that fails in prefill on
+its own, or whose step the runner reports failed, fails alone; the others go on.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from __future__ import annotations
 import logging
 import math
 import queue
-import secrets
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import torch
 
 from app.audio.stretch import RateStretcher
@@ -26,25 +29,13 @@ from app.cpu_precision import for_device
 from app.engine.adapters import Adapters
 from app.engine.attention import PagedKVCache, pick_backend
 from app.engine.block_manager import BlockManager
-from app.engine.config import EngineConfig
+from app.engine.config import EngineConfig, resolve_device
 from app.engine.events import AudioChunk, Event, RequestFailed, RequestFinished, RequestRetried
-from app.engine.model_runner import ModelRunner
+from app.engine.family import FamilyInfo, FamilyRunner, create_runner
 from app.engine.request import SynthRequest
 from app.engine.scheduler import Scheduler
 from app.engine.sequence import Sequence
-from app.engine.voice_cache import VoiceCache
 from app.errors import VoxDeskError
-from app.models.voxcpm.model import VoxCPM
-from app.models.voxcpm.prompt import (
-    RETRY_TAKES,
-    bad_case_length,
-    model_prefill,
-    normalize_text,
-    patch_budget,
-)
-from app.models.voxcpm.quantize import quantize_int8
-from app.models.voxcpm.tokenizer import TextTokenizer
-from app.models.voxcpm.weights import load_model, resolve_device
 
 log = logging.getLogger(__name__)
 GIB = 1024**3
@@ -53,11 +44,16 @@ CUDA_RESERVE = 3 * GIB  # prefill activations, graph pool, VAE scratch
 
 
 class Engine:
+    """``runner``: the loaded family (:class:`FamilyRunner`); ``info``: what it is and which
+    controls it honours. What the engine itself does not have is the runner's (a family's own
+    parts, e.g. VoxCPM's ``model``/``tokenizer``/``voices``) for that family's tools and tests;
+    the faces use ``info`` and ``runner``."""
+
     def __init__(
         self,
         config: EngineConfig,
         progress: Callable[[float, str], None] | None = None,
-        model: VoxCPM | None = None,
+        model: Any = None,
     ) -> None:
         t0 = time.perf_counter()
         say = progress or (lambda _f, _s: None)
@@ -69,37 +65,23 @@ class Engine:
         # None on a GPU; on the CPU the dtype (or int8 weights) and why (app/cpu_precision.py)
         self.precision = for_device(str(self.device), config.cpu_precision, config.dtype)
         dtype = self.precision.dtype if self.precision else config.dtype
-        self.model = model if model is not None else load_model(config.model_dir, str(self.device), dtype)
+        self.runner: FamilyRunner = create_runner(config, self.device, dtype, say, model=model)
+        self.info: FamilyInfo = self.runner.info
         self.cpu_int8 = self.precision is not None and self.precision.int8
-        if self.cpu_int8:
-            self.model = quantize_int8(self.model)
-        self.tokenizer = TextTokenizer(config.model_dir)
         self.model_name = Path(config.model_dir).name
-        self.sample_rate = self.model.output_rate
-        cfg = self.model.cfg
-        self.max_model_len = min(config.max_model_len, cfg.max_length, cfg.lm.max_position_embeddings)
+        self.sample_rate = self.info.sample_rate
+        self.max_model_len = min(config.max_model_len, self.runner.max_model_len)
         say(0.6, "Reserving memory")
         num_blocks = self._plan_blocks()
-        backend = pick_backend(self.device, config.attention)
-        self.runner = ModelRunner(
-            self.model,
-            num_blocks,
-            config.block_size,
-            config.max_num_seqs,
-            self.max_model_len,
-            backend,
-            overlap_vae=config.overlap_vae,
-            vae_dtype=getattr(torch, config.vae_dtype),
-        )
+        self.runner.bind_kv(num_blocks, config.block_size, pick_backend(self.device, config.attention))
         self.scheduler = Scheduler(
             BlockManager(num_blocks, config.block_size), config.max_num_seqs, config.max_num_batched_tokens
         )
-        self.voices = VoiceCache(self.model, config.voice_cache_size)
-        self.adapters = Adapters(self.model, config.lora_slots, self._new_lora_layout)
+        self.adapters = Adapters(config.lora_slots, self.runner.read_lora, self.runner.load_lora)
         self._parked: list[Sequence] = []  # requests whose LoRA waits for a free adapter slot
         if self.device.type == "cuda" and config.cuda_graphs:
             say(0.7, "Preparing the GPU")
-            self._capture()
+            self.runner.capture_graphs(config)
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._step_lock = threading.Lock()
@@ -108,31 +90,17 @@ class Engine:
         self.ready_s = time.perf_counter() - t0
         say(1.0, "Ready")
 
+    def __getattr__(self, name: str) -> Any:
+        if name == "runner":  # not set yet (a failed __init__): no recursion
+            raise AttributeError(name)
+        return getattr(self.runner, name)
+
     # ---- setup ----------------------------------------------------------------------------
-    def _capture(self) -> None:
-        from app.engine.cuda_graphs import CudaGraphs
-
-        c = self.config
-        CudaGraphs(self.runner, c.max_num_seqs, c.graph_timesteps, c.prefill_graphs).capture()
-
-    def _new_lora_layout(self, bank) -> None:
-        """The LoRA buffers were (re)allocated: the runner uses them, graphs are captured anew."""
-        self.runner.lora = bank
-        if self.runner.graphs is not None:
-            self.runner.graphs = None
-            self._capture()
-
     def _plan_blocks(self) -> int:
-        c, cfg = self.config, self.model.cfg
-        res = cfg.residual_lm_config()
-        per_block = PagedKVCache.bytes_per_block(
-            cfg.lm.num_hidden_layers,
-            c.block_size,
-            cfg.lm.num_key_value_heads,
-            cfg.lm.head_dim,
-            self.model.dtype,
-        ) + PagedKVCache.bytes_per_block(
-            res.num_hidden_layers, c.block_size, res.num_key_value_heads, res.head_dim, self.model.dtype
+        c, r = self.config, self.runner
+        per_block = sum(
+            PagedKVCache.bytes_per_block(s.num_layers, c.block_size, s.num_kv_heads, s.head_dim, r.dtype)
+            for s in r.kv_specs()
         )
         per_seq = math.ceil(self.max_model_len / c.block_size)
         if c.kv_cache_gb is not None:
@@ -269,36 +237,21 @@ class Engine:
 
     def _make_sequence(self, rid: int, request: SynthRequest) -> Sequence:
         request.check()
-        m = self.model
-        voice = self.voices.resolve(request.voice)
-        text = normalize_text(request.text)
-        if request.normalize:  # after the whitespace, as official generate(normalize=True) does
-            from app.text.normalize import normalize_for_speech
-
-            text = normalize_for_speech(text)
-        pre = model_prefill(m, self.tokenizer, text, voice)
-        n_max = patch_budget(pre, request.max_len, self.max_model_len)
-        feats = pre.feats.numpy()
-        patches = [feats[i] if a else None for i, a in enumerate(pre.audio_mask.tolist())]
-        seed = secrets.randbelow(2**31) if request.seed is None else request.seed
-        lora = self.adapters.read(request.lora) if request.lora else None
-        salt = lora.digest if lora is not None else b""
-        seq = Sequence(request, pre.ids.tolist(), patches, n_max, seed, self.config.block_size, rid, salt)
-        seq.lora = lora
-        if request.retry_badcase:
-            seq.bad_case_at = bad_case_length(pre)
-        seq.generator = torch.Generator(self.device).manual_seed(seed)
+        if request.instruction.strip() and not self.info.has("instruction"):
+            raise VoxDeskError(
+                f"{self.info.label} does not take an instruction (how to speak): leave it empty."
+            )
+        seq = self.runner.make_sequence(rid, request, self.config.block_size)
+        if request.lora:
+            seq.lora = self.adapters.read(request.lora)
+            seq.salt = seq.lora.digest  # KV computed with a LoRA is its own in the prefix cache
         seq.stretcher = self._stretcher(request)
-        # continuation: the streaming decoder starts from the prompt's last patches, which go
-        # through the model dtype as in the official loop
-        ctx = pre.context.to(m.dtype).float()
-        seq.context = ctx.reshape(-1, m.feat_dim).T.contiguous()
         return seq
 
     def _stretcher(self, request: SynthRequest) -> RateStretcher | None:
         """The time-stretcher for ``request.speed``, unless the rate is 1 or the family speaks
-        at the asked rate itself (``native_speed``: it reads ``request.speed`` in its prefill)."""
-        if request.speed == 1.0 or getattr(self.model, "native_speed", False):
+        at the asked rate itself (``runner.native_speed``)."""
+        if request.speed == 1.0 or self.runner.native_speed:
             return None
         return RateStretcher(self.sample_rate, request.speed)
 
@@ -317,9 +270,11 @@ class Engine:
                     log.exception("prefill of request %d failed", seq.id)
                     self._fail(seq, "This text could not be processed: try shorter or simpler text.", events)
         now = time.perf_counter()
-        fresh = [seq for seq in done if seq.num_generated == 0]
-        self.runner.reset_streams(fresh)
+        fresh = [seq for seq in done if not seq.started]
+        if fresh:
+            self.runner.start(fresh)
         for seq in fresh:
+            seq.started = True
             seq.t_start = seq.t_start or now
         for seq in done:
             self.scheduler.blocks.hash_blocks(seq)
@@ -334,28 +289,25 @@ class Engine:
             return
         now = time.perf_counter()
         for i, seq in enumerate(batch):
-            if not out.finite[i]:
-                self._fail(
-                    seq, "The model produced invalid audio: try another seed or guidance value.", events
-                )
+            if out.error[i]:
+                self._fail(seq, out.error[i], events)
                 continue
-            seq.append_patch(out.patches[i])
-            seq.num_computed = len(seq)
+            audio = out.audio[i]
+            if out.next_part[i]:  # the runner put the next piece of the text in its positions
+                self._emit(seq, audio, events, now)
+                self.scheduler.requeue(seq)
+                continue
             self.scheduler.blocks.hash_blocks(seq)
-            audio = out.audio[i].copy()
-            self._emit(seq, seq.stretcher.push(audio) if seq.stretcher else audio, events)
-            seq.t_first = seq.t_first or now
-            k = seq.num_generated - 1
-            if (k > seq.request.min_len and out.stop[i]) or seq.num_generated >= seq.max_patches:
-                if seq.num_generated >= seq.bad_case_at and seq.take < RETRY_TAKES:
-                    # drawn again from the prompt; its generator goes on, as the official one does
-                    self.scheduler.restart(seq)
-                    seq.stretcher = self._stretcher(seq.request)
-                    events.append(RequestRetried(seq.id, seq.take))
-                    continue
+            self._emit(seq, audio, events, now)
+            if out.retry[i]:
+                # drawn again from the prompt; its generator goes on, as the official one does
+                self.scheduler.restart(seq)
+                seq.stretcher = self._stretcher(seq.request)
+                events.append(RequestRetried(seq.id, seq.take))
+            elif out.done[i]:
                 if seq.stretcher:
-                    self._emit(seq, seq.stretcher.flush(), events)
-                events.append(RequestFinished(seq.id, seq.num_generated, seq.seed, self._stats(seq, now)))
+                    self._send(seq, seq.stretcher.flush(), events)
+                events.append(RequestFinished(seq.id, seq.steps, seq.seed, self._stats(seq, now)))
                 self._end(seq)
 
     def _end(self, seq: Sequence) -> None:
@@ -363,28 +315,34 @@ class Engine:
         self.scheduler.finish(seq)
         self.adapters.release(seq.adapter)
         seq.adapter = 0
+        self.runner.release(seq)
+
+    def _emit(self, seq: Sequence, audio: np.ndarray, events: list[Event], now: float) -> None:
+        """A step's audio, through the request's stretcher when it has one."""
+        if len(audio):
+            seq.t_first = seq.t_first or now
+        self._send(seq, seq.stretcher.push(audio) if seq.stretcher else audio, events)
 
     @staticmethod
-    def _emit(seq: Sequence, audio, events: list[Event]) -> None:
+    def _send(seq: Sequence, audio: np.ndarray, events: list[Event]) -> None:
         """One ``AudioChunk``; none while a stretcher is still gathering its first piece."""
         if len(audio):
             events.append(AudioChunk(seq.id, seq.n_chunks, audio))
             seq.n_chunks += 1
+            seq.samples_sent += len(audio)
 
     def _fail(self, seq: Sequence, message: str, events: list[Event]) -> None:
         self._end(seq)
         events.append(RequestFailed(seq.id, message))
 
     def _stats(self, seq: Sequence, now: float) -> dict[str, float]:
-        audio_s = seq.num_generated * self.model.samples_per_patch / self.sample_rate
-        if seq.stretcher:
-            audio_s /= seq.request.speed  # what was sent: the stretched stream
+        audio_s = seq.samples_sent / self.sample_rate  # what was sent (stretched, when it was)
         wall = now - seq.t_submit
         return {
             "queue_s": seq.t_start - seq.t_submit,
             "first_chunk_s": seq.t_first - seq.t_submit,
             "wall_s": wall,
-            "steps": float(seq.num_generated),
+            "steps": float(seq.steps),
             "audio_s": audio_s,
             "rtf": wall / audio_s if audio_s else 0.0,
             "prefill_tokens": float(seq.prefill_tokens),

@@ -85,17 +85,23 @@ class StepResult:
     ``done[i]``: the request ended; its last audio is in ``audio[i]``.
     ``error[i]``: a plain line when this request failed (e.g. non-finite output); the others go on.
     ``retry[i]``: the take is a bad case and starts again from its prompt (VoxCPM's retry).
+    ``next_part[i]``: the runner has replaced the sequence's positions with the next piece of a
+    long text (:meth:`Sequence.next_part`; CosyVoice speaks long text as several LM runs): the
+    engine frees its KV blocks and prefills it again, as a retry does, but its audio stream,
+    chunk numbering and stats go on and no ``RequestRetried`` is sent. Not ``done``.
     """
 
     audio: list[np.ndarray]
     done: list[bool]
     error: list[str | None] = field(default_factory=list)
     retry: list[bool] = field(default_factory=list)
+    next_part: list[bool] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         n = len(self.audio)
         self.error = self.error or [None] * n
         self.retry = self.retry or [False] * n
+        self.next_part = self.next_part or [False] * n
 
 
 class FamilyRunner(ABC):
@@ -110,7 +116,14 @@ class FamilyRunner(ABC):
 
     info: FamilyInfo
     max_model_len: int  # positions per request the model allows (the engine takes the minimum)
+    device: torch.device
+    dtype: torch.dtype  # of its KV caches (the engine plans their memory with it)
     graphs: Any = None  # the family's captured CUDA graphs, or None (eager)
+
+    @property
+    def native_speed(self) -> bool:
+        """Whether it speaks at ``request.speed`` itself; otherwise the engine time-stretches."""
+        return self.info.has("speed")
 
     @abstractmethod
     def kv_specs(self) -> list[KVSpec]:
@@ -136,6 +149,15 @@ class FamilyRunner(ABC):
     @abstractmethod
     def decode(self, seqs: list[Sequence]) -> StepResult:
         """One step for every sequence of the batch; appends its new position(s) to each."""
+
+    def read_lora(self, folder: Path) -> Any:
+        """The checked LoRA in ``folder`` (an object with ``digest`` and ``name``), or
+        :class:`VoxDeskError` with one line; families with the "lora" control override it."""
+        raise VoxDeskError(f"{self.info.label} does not take a LoRA: speak without one.")
+
+    def load_lora(self, slot: int, lora: Any) -> None:
+        """Put ``lora`` (from :meth:`read_lora`) into adapter slot ``slot`` (1..lora_slots)."""
+        raise NotImplementedError
 
     def release(self, seq: Sequence) -> None:  # noqa: B027 - optional: most state is per slot
         """``seq`` left the engine: drop anything kept for it outside its stream slot."""
@@ -184,16 +206,21 @@ def detect_family(model_dir: str | Path) -> str:
     for entry in _FAMILIES:
         if entry.detect(folder):
             return entry.name
-    raise VoxDeskError(
-        f"{folder} is not a model folder VoxDesk knows (looked for: {', '.join(families())})."
-    )
+    raise VoxDeskError(f"{folder} is not a model folder VoxDesk knows (looked for: {', '.join(families())}).")
 
 
 def create_runner(
-    config: EngineConfig, device: torch.device, dtype: str | None, progress: Callable[[float, str], None]
+    config: EngineConfig,
+    device: torch.device,
+    dtype: str | None,
+    progress: Callable[[float, str], None],
+    model: Any = None,
 ) -> FamilyRunner:
-    """Load ``config.model_dir`` with its family's factory."""
+    """Load ``config.model_dir`` with its family's factory; ``model``, a network of that family
+    already loaded (tests), is handed to the factory as ``model=``."""
     name = detect_family(config.model_dir)
     entry = next(e for e in _FAMILIES if e.name == name)
     module, func = entry.factory.split(":")
-    return getattr(importlib.import_module(module), func)(config, device, dtype, progress)
+    factory = getattr(importlib.import_module(module), func)
+    extra = {"model": model} if model is not None else {}
+    return factory(config, device, dtype, progress, **extra)

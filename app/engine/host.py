@@ -10,8 +10,9 @@ callable that receives that request's events (``AudioChunk``, then ``RequestFini
   calls :meth:`step` itself and is woken through ``wake`` when a request arrives; ``step``
   returns the events that belong to nobody here (the window's own requests).
 
-Voices are VAE-encoded on the engine thread (the engine's ``VoiceCache`` is not thread-safe);
-``on_latents(role, array)`` hands newly encoded latents back so the caller can store them.
+Voices are prepared on the engine thread by the family (``runner.resolve_voice``: VoxCPM
+VAE-encodes them; its cache is not thread-safe); ``on_latents(name, array)`` hands the newly
+made cache entries back so the caller can store them.
 """
 
 from __future__ import annotations
@@ -184,15 +185,13 @@ class EngineHost:
         voice = request.voice
         if voice is None:
             return request
-        resolved = self.engine.voices.resolve(voice)
+        resolved, entries = self.engine.runner.resolve_voice(voice)
         if on_latents is not None:
-            for role in ("prompt", "reference"):
-                before, after = getattr(voice, f"{role}_latents"), getattr(resolved, f"{role}_latents")
-                if before is None and after is not None:
-                    try:
-                        on_latents(role, after)
-                    except Exception:  # noqa: BLE001 - a cache that cannot be written is not fatal
-                        log.exception("storing latents failed")
+            for name, array in entries.items():
+                try:
+                    on_latents(name, array)
+                except Exception:  # noqa: BLE001 - a cache that cannot be written is not fatal
+                    log.exception("storing latents failed")
         return dataclasses.replace(request, voice=resolved)
 
     def _fail_all(self, message: str) -> None:
@@ -227,4 +226,4 @@ def weights_stamp(model_dir: str) -> str:
 
 def model_id(engine, model_dir: str) -> str:
     """The key of a model's cached voice latents (the window and the server use the same)."""
-    return f"{engine.model_name}-{engine.model.cfg.architecture}-{weights_stamp(model_dir)}"
+    return f"{engine.model_name}-{engine.info.architecture}-{weights_stamp(model_dir)}"

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.audio.stretch import check_rate
+from app.engine.settings import check_settings
 from app.errors import VoxDeskError
-from app.models.voxcpm.settings import check_settings
 
 if TYPE_CHECKING:
-    from app.models.voxcpm.prompt import VoicePrompt
+    from app.engine.voice import VoicePrompt
 
 
 @dataclass(frozen=True)

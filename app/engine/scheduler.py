@@ -92,9 +92,15 @@ class Scheduler:
         """Start ``seq`` over from its prompt (a bad-case retry): its blocks are freed, and it is
         prefilled again, first in the queue, reusing its prompt's blocks from the prefix cache
         while they are not handed out. It keeps its stream slot (the runner resets it)."""
+        seq.restart()
+        self.requeue(seq)
+
+    def requeue(self, seq: Sequence) -> None:
+        """Free ``seq``'s blocks and put it first in the queue to be prefilled again from its
+        positions as they are now (a retry, or the next part of a long text); it keeps its
+        stream slot."""
         self.running.remove(seq)
         self.blocks.deallocate(seq)
-        seq.restart()
         seq.status = Status.WAITING
         self.waiting.appendleft(seq)
 

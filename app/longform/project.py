@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from app.atomic import friendly_error, write_bytes, write_json
+from app.engine.settings import SEED_LIMIT, check_settings
 from app.errors import VoxDeskError
 from app.longform.book import Book
-from app.models.voxcpm.settings import SEED_LIMIT, check_settings
 from app.text.segmenter import DEFAULT_MAX_CHARS, split_script
 
 FORMAT_VERSION = 1

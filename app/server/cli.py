@@ -17,9 +17,9 @@ def served_model(engine, model_dir: str):
     return ServedModel(
         name=engine.model_name,
         model_id=model_id(engine, model_dir),
-        architecture=engine.model.cfg.architecture,
-        sample_rate=int(engine.sample_rate),
-        encoder_rate=int(engine.model.encode_rate),
+        architecture=engine.info.architecture,
+        sample_rate=int(engine.info.sample_rate),
+        encoder_rate=int(engine.info.voice_rate),
     )
 
 

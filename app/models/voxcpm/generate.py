@@ -19,6 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from app.engine.settings import check_settings
 from app.errors import VoxDeskError
 from app.models.voxcpm.lora import read_lora
 from app.models.voxcpm.lora_bank import LoRABank
@@ -31,7 +32,6 @@ from app.models.voxcpm.prompt import (
     model_prefill,
     patch_budget,
 )
-from app.models.voxcpm.settings import check_settings
 from app.models.voxcpm.streaming_vae import StreamingDecoder
 from app.models.voxcpm.tokenizer import TextTokenizer
 

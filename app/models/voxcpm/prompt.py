@@ -22,39 +22,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from app.engine.voice import VoicePrompt
 from app.errors import VoxDeskError
 from app.models.voxcpm.model import AUDIO_START, REF_END, REF_START, VoxCPM
 from app.models.voxcpm.tokenizer import TextTokenizer
 
 LENGTH_RATIO = 6.0  # official cap: 6 patches per target token, plus 10
 RETRY_TAKES = 3  # the official retry_badcase_max_times: takes drawn at most, the last one kept
-
-
-@dataclass(frozen=True)
-class VoicePrompt:
-    """Who speaks. Audio is mono float32 at the model's encoder rate (config: audio_vae sample_rate)."""
-
-    prompt_audio: np.ndarray | None = None  # continuation: audio whose transcript is prompt_text
-    prompt_text: str = ""
-    reference_audio: np.ndarray | None = None  # VoxCPM2 reference mode (no transcript needed)
-    # Optional cached latents ([n_patches, P, D] float32) so a voice is VAE-encoded once per model.
-    prompt_latents: np.ndarray | None = None
-    reference_latents: np.ndarray | None = None
-    # The rate of prompt_audio/reference_audio when it is not the model's encoder rate (families
-    # that resample themselves, as CosyVoice's frontend does from the file's own rate); None: the
-    # encoder rate, as before.
-    sample_rate: int | None = None
-    # Other families' cached conditioning by name (CosyVoice: speech tokens, speaker embedding,
-    # prompt mel), filled from and returned to the voice library's per-model cache.
-    features: dict[str, np.ndarray] | None = None
-
-    @property
-    def has_prompt(self) -> bool:
-        return self.prompt_audio is not None or self.prompt_latents is not None
-
-    @property
-    def has_reference(self) -> bool:
-        return self.reference_audio is not None or self.reference_latents is not None
 
 
 @dataclass

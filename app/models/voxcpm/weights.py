@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from app.engine.config import resolve_device
 from app.errors import VoxDeskError
 from app.models.voxcpm.config import VoxCPMConfig, load_config, torch_dtype_name
 from app.models.voxcpm.minicpm import LongRoPE, pack_projections
@@ -114,19 +115,6 @@ def _first(model_dir: Path, names: tuple[str, ...]) -> Path:
         if (model_dir / name).is_file():
             return model_dir / name
     raise VoxDeskError(f"{model_dir} has no {' or '.join(names)}: choose a complete VoxCPM model folder.")
-
-
-def resolve_device(device: str = "auto") -> str:
-    device = (device or "auto").lower()
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda"):
-        if not torch.cuda.is_available():
-            raise VoxDeskError("CUDA was requested but no usable NVIDIA GPU was found: use --device cpu.")
-        return device
-    if device == "cpu":
-        return device
-    raise VoxDeskError(f"Unknown device '{device}': use auto, cpu or cuda.")
 
 
 def load_model(

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from app.engine.engine import Engine
+from app.engine.voice import VoicePrompt
 from app.models.voxcpm.lora import LoRAConfig, write_random_lora
-from app.models.voxcpm.prompt import VoicePrompt
 
 RECIPE = LoRAConfig(r=32, alpha=32)  # conf/voxcpm_v2/voxcpm_finetune_lora.yaml: LM + DiT
 
@@ -26,11 +26,11 @@ def bench_loras(
     engine: Engine, plain: list[dict[str, Any]], steps: int, voice: VoicePrompt | None, n: int
 ) -> dict[str, Any]:
     """``plain``: the no-LoRA batches already run on ``engine`` (one per concurrency)."""
-    from app.engine.bench import run_batch
+    from app.models.voxcpm.bench import run_batch
 
     with tempfile.TemporaryDirectory(prefix="voxdesk-lora-bench-") as tmp:
         folders = [
-            str(write_random_lora(Path(tmp) / f"lora{i}", engine.model.cfg, RECIPE, seed=i, std=0.01))
+            str(write_random_lora(Path(tmp) / f"lora{i}", engine.runner.model.cfg, RECIPE, seed=i, std=0.01))
             for i in range(n)
         ]
         for i, folder in enumerate(folders):  # load each into its slot, cache its prompt's KV

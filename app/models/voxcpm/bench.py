@@ -26,7 +26,7 @@ from app.engine.config import EngineConfig
 from app.engine.engine import Engine
 from app.engine.events import RequestFailed, RequestFinished
 from app.engine.request import SynthRequest
-from app.models.voxcpm.prompt import VoicePrompt
+from app.engine.voice import VoicePrompt
 
 WORDS = "The quick brown fox jumps over the lazy dog while the band plays on.".split()
 
@@ -43,7 +43,7 @@ def _pct(values: list[float], q: float) -> float:
 def _text(engine: Engine, steps: int) -> str:
     """The shortest sentence whose official length cap (6 patches a token + 10) allows ``steps``."""
     words: list[str] = []
-    while 6 * len(engine.tokenizer(" ".join(words))) + 10 < steps or not words:
+    while 6 * len(engine.runner.tokenizer(" ".join(words))) + 10 < steps or not words:
         words.append(WORDS[len(words) % len(WORDS)])
     return " ".join(words)
 
@@ -54,7 +54,7 @@ def _voice(engine: Engine, patches: int) -> VoicePrompt | None:
     ``None`` (zero-shot) when ``patches`` is 0."""
     if patches <= 0:
         return None
-    m = engine.model
+    m = engine.runner.model
     rate = m.encode_rate
     t = np.arange(patches * m.patch_size * m.audio_vae.chunk_size) / rate
     noise = np.random.default_rng(0).standard_normal(t.size)
@@ -209,7 +209,7 @@ def bench_engine(
         "kv_blocks": len(engine.scheduler.blocks.blocks),
         "threads": torch.get_num_threads(),
         "voice_patches": voice_patches,
-        "patch_ms_of_audio": 1e3 * engine.model.samples_per_patch / engine.sample_rate,
+        "patch_ms_of_audio": 1e3 * engine.runner.model.samples_per_patch / engine.sample_rate,
     }
     voice = _voice(engine, voice_patches)
     warm = run_batch(engine, 1, 8, voice, seed0=10**6)  # encodes and caches the voice
@@ -217,7 +217,7 @@ def bench_engine(
     res["batches"] = [run_batch(engine, n, steps, voice, seed0=1000 * n) for n in concurrencies]
     res["profile"] = {str(n): profile_step(engine, n) for n in (1, max(concurrencies))}
     if loras:  # after the plain runs, which then had no adapter code in the step (bench_lora.py)
-        from app.engine.bench_lora import bench_loras
+        from app.models.voxcpm.bench_lora import bench_loras
 
         res["lora"] = bench_loras(engine, res["batches"], steps, voice, loras)
     if engine.device.type == "cuda":
@@ -234,10 +234,10 @@ def bench_engine(
 def vae_error(engine: Engine, patches: int) -> dict[str, float]:
     """The streaming VAE decoder in bf16 and fp16 against fp32, patch by patch, on the latents of
     the bench's reference recording: relative L2 error and largest sample error of the audio."""
-    from app.engine.model_runner import decoder_in
+    from app.models.voxcpm.batch import decoder_in
     from app.models.voxcpm.streaming_vae import StreamingDecoder
 
-    m = engine.model
+    m = engine.runner.model
     wav = _voice(engine, patches)
     audio = wav.reference_audio if wav.reference_audio is not None else wav.prompt_audio
     z = m.encode_audio(torch.from_numpy(audio)[None], "right")  # [1, n, P, D]
@@ -394,7 +394,7 @@ def table(res: dict[str, Any]) -> str:
     for name, off in res.get("official", {}).items():
         lines.append(f"official {name}: {off}")
     if "lora" in res:
-        from app.engine.bench_lora import lora_table
+        from app.models.voxcpm.bench_lora import lora_table
 
         lines.append(lora_table(res["lora"]))
     return "\n".join(lines)
@@ -461,8 +461,7 @@ def add_parser(subparsers) -> None:
 
 
 def main(args) -> int:
-    from app.engine.config import cpu_threads
-    from app.models.voxcpm.weights import resolve_device
+    from app.engine.config import cpu_threads, resolve_device
 
     t_process = _process_start()
     conc = [int(c) for c in args.concurrency.split(",") if c.strip()]

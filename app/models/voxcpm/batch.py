@@ -4,7 +4,8 @@
 Per-request carry between steps (``lm_h``, ``res_h``, the previous patch) lives in device
 buffers indexed by the request's stream slot, the same slot its streaming VAE state uses; one
 more row is scratch for padding. A decode step therefore reads and writes only static buffers,
-which is what lets :mod:`app.engine.cuda_graphs` capture it whole, the DiT loop included.
+which is what lets :mod:`app.engine.cuda_graphs` capture it whole, the DiT loop included
+(``step_core``, ``pad_rows``, ``prefill_inputs`` and ``prefill_core`` are its hooks).
 Noise is drawn per request from its own generator before the step, into a static buffer.
 """
 
@@ -17,6 +18,7 @@ import numpy as np
 import torch
 
 from app.engine.attention import AttnContext, PagedKVCache
+from app.engine.cuda_graphs import CudaGraphs
 from app.engine.sequence import Sequence
 from app.models.voxcpm.audio_vae import AudioVAE
 from app.models.voxcpm.lora_bank import LoRABank
@@ -48,10 +50,14 @@ def decoder_in(vae: AudioVAE, dtype: torch.dtype) -> AudioVAE:
     return copy.to(dtype)
 
 
-class ModelRunner:
-    def __init__(
+class BatchStep:
+    """VoxCPM's batched network over the engine's paged KV (the runner's compute half)."""
+
+    model: VoxCPM
+    graphs: CudaGraphs | None
+
+    def bind_step(
         self,
-        model: VoxCPM,
         num_blocks: int,
         block_size: int,
         max_num_seqs: int,
@@ -60,7 +66,8 @@ class ModelRunner:
         overlap_vae: bool = True,
         vae_dtype: torch.dtype | None = None,
     ) -> None:
-        self.model = model
+        """Allocate both paged KV caches (``num_blocks`` each) and the static step buffers."""
+        model = self.model
         cfg = model.cfg
         self.device, self.dtype = model.device, model.dtype
         self.block_size = block_size
@@ -89,7 +96,7 @@ class ModelRunner:
         self.samples = model.samples_per_patch
         self._alloc_static(max_num_seqs)
         self.graphs = None  # set by CudaGraphs.capture
-        self.lora: LoRABank | None = None  # set by the engine's Adapters with the first LoRA
+        self.lora: LoRABank | None = None  # set with the first LoRA (the runner's load_lora)
         on_cuda = self.device.type == "cuda"
         self.side = torch.cuda.Stream(self.device) if on_cuda and overlap_vae else None
 
@@ -111,6 +118,18 @@ class ModelRunner:
         self.s_stop = torch.zeros(n, dtype=torch.bool, device=dev)
         self.s_finite = torch.zeros(n, dtype=torch.bool, device=dev)
         self.s_audio = torch.zeros(n, self.samples, dtype=torch.float32, device=dev)
+
+    def pad_rows(self, n: int, bs: int) -> None:
+        """Static rows ``[n:bs]`` become padding: scratch slot, scratch block, position 0."""
+        if bs > n:
+            self.s_idx[n:bs] = self.scratch_slot
+            self.s_adapter[n:bs] = 0
+            self.s_slots[n:bs] = self.base_kv.scratch_block * self.block_size
+            self.s_pos[n:bs] = 0
+            self.s_lens[n:bs] = 1
+            self.s_tables[n:bs] = self.base_kv.scratch_block
+            self.s_cfg[n:bs] = 0
+            self.s_noise[n:bs] = 0
 
     # ---- prefill --------------------------------------------------------------------------
     @torch.inference_mode()
@@ -188,7 +207,7 @@ class ModelRunner:
         # the DiT's first cond: the last position's patch (zeros after text)
         self.cond.index_copy_(0, idx, feats[rows, last].to(self.dtype))
 
-    def reset_streams(self, seqs: list[Sequence]) -> None:
+    def start(self, seqs: list[Sequence]) -> None:
         """Start the streaming VAE slots of ``seqs`` fresh (one reset for all of them: a batch of
         new requests is admitted together), each primed with its ``context`` latents ``[D, n]``."""
         if not seqs:
@@ -200,7 +219,8 @@ class ModelRunner:
                     self.vae.warm(seq.vae_slot, seq.context.to(self.device))
 
     # ---- decode ---------------------------------------------------------------------------
-    def decode(self, seqs: list[Sequence]) -> StepOutput:
+    def run_step(self, seqs: list[Sequence]) -> StepOutput:
+        """One decode step of ``seqs`` (graphed when a bucket covers it); host copies."""
         n = len(seqs)
         self._fill(seqs)
         steps = [s.request.inference_timesteps for s in seqs]
