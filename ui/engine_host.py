@@ -95,14 +95,19 @@ def describe_precision(precision: Any) -> str:
 
 
 def _needs_encoding(prompt: Any) -> bool:
+    if prompt.sample_rate is not None:  # a family other than VoxCPM: its cached features
+        return prompt.features is None
     return (prompt.prompt_audio is not None and prompt.prompt_latents is None) or (
         prompt.reference_audio is not None and prompt.reference_latents is None
     )
 
 
 def _limits(engine: Any) -> Any:
+    """What fits in a VoxCPM model's positions (the voice panel's check); None for other families."""
     from app.voices.fit import ModelLimits
 
+    if engine.info.name != "voxcpm":
+        return None
     m, tokenizer = engine.runner.model, engine.runner.tokenizer
     return ModelLimits(
         max_positions=int(engine.max_model_len),
@@ -174,6 +179,7 @@ class EngineHost(QObject):
                 device=describe_device(str(engine.device), engine.precision),
                 limits=_limits(engine),
                 precision=engine.precision.name if engine.precision else "",
+                controls=engine.info.controls,
             )
         except Exception as exc:  # noqa: BLE001 - every failure becomes one message
             self.loadFailed.emit(report(exc, "loading the model"))
