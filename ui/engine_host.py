@@ -103,11 +103,21 @@ def _needs_encoding(prompt: Any) -> bool:
 
 
 def _limits(engine: Any) -> Any:
-    """What fits in a VoxCPM model's positions (the voice panel's check); None for other families."""
+    """What fits in the model's positions (the voice panel's guide)."""
     from app.voices.fit import ModelLimits
 
-    if engine.info.name != "voxcpm":
-        return None
+    if engine.info.name == "cosyvoice":  # 25 speech tokens a second, from 16 kHz audio, <= 30 s
+        from app.models.cosyvoice.voice import MAX_SECONDS
+
+        encode = engine.runner.tokenizer.encode
+        return ModelLimits(
+            max_positions=int(engine.max_model_len),
+            encoder_rate=16000,
+            encoder_samples_per_patch=640,
+            output_patches_per_second=25.0,
+            count_tokens=lambda text: len(encode(text)) if text else 0,
+            max_voice_seconds=MAX_SECONDS,
+        )
     m, tokenizer = engine.runner.model, engine.runner.tokenizer
     return ModelLimits(
         max_positions=int(engine.max_model_len),

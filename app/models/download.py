@@ -97,7 +97,7 @@ KNOWN_MODELS = (
     # model pages, rounded. The exact total replaces them once listed.
     KnownModel(
         "Fun-CosyVoice3-0.5B",
-        "Fun-CosyVoice3 (0.5B, 9 languages and 18+ Chinese dialects, 24 kHz)",
+        "Fun-CosyVoice3 (0.5B, 9 languages, 18+ dialects, 24 kHz)",
         "FunAudioLLM/Fun-CosyVoice3-0.5B-2512",
         "FunAudioLLM/Fun-CosyVoice3-0.5B-2512",
         "cosyvoice3",
@@ -108,7 +108,7 @@ KNOWN_MODELS = (
     ),
     KnownModel(
         "CosyVoice2-0.5B",
-        "CosyVoice2 (0.5B, Chinese, English, Japanese, Korean and dialects, 24 kHz)",
+        "CosyVoice2 (0.5B, zh/en/ja/ko and dialects, 24 kHz)",
         "FunAudioLLM/CosyVoice2-0.5B",
         "iic/CosyVoice2-0.5B",
         "cosyvoice2",

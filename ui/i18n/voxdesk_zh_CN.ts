@@ -1128,6 +1128,11 @@ Speak anyway? Choose No to trim the voice first.</source>
         <source>loaded ✓</source>
         <translation>已加载 ✓</translation>
     </message>
+    <message>
+        <location filename="../views/model_manager.py" line="179"/>
+        <source>Licence:</source>
+        <translation>许可证：</translation>
+    </message>
 </context>
 <context>
     <name>PauseForm</name>
