@@ -22,7 +22,7 @@ from app.voices import latents
 from app.voices.library import Voice, VoiceLibrary
 
 if TYPE_CHECKING:
-    from app.models.voxcpm.prompt import VoicePrompt
+    from app.engine.voice import VoicePrompt
 
 MODES = ("auto", "continuation", "reference", "both")
 VOXCPM = ("voxcpm", "voxcpm2")  # the architectures conditioned on VAE latents of 16/48 kHz audio
@@ -97,7 +97,7 @@ def to_voice_prompt(
     (``VoicePrompt.sample_rate``) and their cached ``features`` (CosyVoice: speech tokens, speaker
     embedding, prompt mel). Whoever encodes missing entries stores them with
     :func:`app.voices.latents.store`."""
-    from app.models.voxcpm.prompt import VoicePrompt
+    from app.engine.voice import VoicePrompt
 
     concrete = resolve_mode(voice, architecture, mode)
     if architecture not in VOXCPM:
