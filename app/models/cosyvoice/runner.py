@@ -6,9 +6,11 @@ its :class:`~.stream.TokenStream` finishes, the sequence's positions are replace
 piece's prefix (:meth:`Sequence.next_part`) and ``StepResult.next_part`` tells the engine to
 free its blocks and prefill it again, keeping the stream, chunk numbering and stats.
 
-Positions: the LM prefix ``[sos, prompt text + text, task_id, prompt speech tokens]`` then the
-generated speech tokens, written into ``Sequence.ids`` in one id space (text ids as they are,
-speech tokens from :data:`SPEECH`, sos and task_id past those) so the prefix cache hashes them.
+Positions: a piece's LM prefix (:mod:`.plan`: mode, pieces, ids) then the generated speech
+tokens, all in ``Sequence.ids`` in one id space, so the prefix cache hashes them. The decode
+step (speech embedding → Qwen2 over the paged KV → head) reads and writes static rows, which
+:class:`~app.engine.cuda_graphs.CudaGraphs` captures per batch bucket on CUDA; sampling, the
+flow and the vocoder run eagerly per row after it.
 
 Randomness: each request has its own CPU generator seeded with ``request.seed``; its draws
 follow the official global generator's order (``set_all_random_seed`` then a call): the LM's
@@ -29,11 +31,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from app.engine.attention import PagedKVCache
+from app.engine.attention import AttnContext, PagedKVCache
 from app.engine.config import EngineConfig
+from app.engine.cuda_graphs import CudaGraphs
 from app.engine.family import FamilyInfo, FamilyRunner, KVSpec, StepResult
 from app.engine.request import SynthRequest
 from app.engine.sequence import Sequence
+from app.engine.voice import VoicePrompt
 from app.errors import VoxDeskError
 from app.models.cosyvoice import stream as cvstream
 from app.models.cosyvoice.config import load_config
@@ -42,30 +46,23 @@ from app.models.cosyvoice.flow_v3 import FlowV3
 from app.models.cosyvoice.frontend import Frontend
 from app.models.cosyvoice.hift import HiFT
 from app.models.cosyvoice.lm import CosyLM, batch_context
-from app.models.cosyvoice.sampling import SamplingParams, length_bounds, sample_batch
-from app.models.cosyvoice.text import only_punctuation, request_texts
+from app.models.cosyvoice.plan import (
+    SPEECH,
+    Piece,
+    check_request,
+    plan_pieces,
+    prefix_ids,
+    request_streams,
+)
+from app.models.cosyvoice.sampling import SamplingParams, sample_batch
 from app.models.cosyvoice.tokenizer import CosyTokenizer
 from app.models.cosyvoice.voice import NO_VOICE, Features, VoiceFeatureCache, with_features
 from app.models.cosyvoice.weights import check_folder, load_pt
 
 log = logging.getLogger(__name__)
-SPEECH = 1 << 24  # Sequence.ids of speech token t: SPEECH + t (text ids stay below)
-SOS, TASK = 2 * SPEECH, 2 * SPEECH + 1
 LABELS = {"cosyvoice2": "CosyVoice2", "cosyvoice3": "Fun-CosyVoice3"}
 CONTROLS = frozenset({"speed", "instruction", "prompt", "reference", "stream"})
-NOTHING = "There is nothing to speak in this text: type some words and try again."
 FAILED = "Speech generation failed for this request: try again or another text."
-DEFAULT_CFG, DEFAULT_STEPS = 2.0, 10  # SynthRequest's defaults, VoxCPM's knobs
-
-
-@dataclass
-class Piece:
-    """One LM run: its prefix (LM text ids, LM prompt speech tokens) and length bounds."""
-
-    text_ids: list[int]
-    prompt_speech: list[int]
-    min_len: int
-    max_len: int
 
 
 @dataclass
@@ -79,7 +76,7 @@ class _State:
     vocoder_gen: torch.Generator
     index: int = 0  # the piece being spoken
     prefix: torch.Tensor | None = None  # [T', H] embeddings of the piece's prefix positions
-    hidden: torch.Tensor | None = None  # [H] the last position's hidden state (after prefill/step)
+    logp: torch.Tensor | None = None  # [V] the next token's log-probabilities (after prefill/step)
     decoded: list[int] = field(default_factory=list)  # the piece's LM tokens (the sampler's window)
     spoken: list[int] = field(default_factory=list)  # the tokens the flow got in earlier pieces
     hop: cvstream.Hop = field(default_factory=cvstream.Hop)
@@ -135,68 +132,73 @@ class CosyVoiceRunner(FamilyRunner):
             spec.num_layers, num_blocks, block_size, spec.num_kv_heads, spec.head_dim,
             self.dtype, self.device, backend=attention,
         )  # fmt: skip
+        # the decode step's static inputs and output, one row per request (CUDA graphs read them)
+        n, dev, scratch = self.config.max_num_seqs, self.device, self.kv.scratch_block
+        self.max_blocks = -(-self.max_model_len // block_size)
+        self.s_tok = torch.zeros(n, dtype=torch.long, device=dev)
+        self.s_pos = torch.zeros(n, dtype=torch.long, device=dev)
+        self.s_slots = torch.full((n,), scratch * block_size, dtype=torch.long, device=dev)
+        self.s_tables = torch.full((n, self.max_blocks), scratch, dtype=torch.long, device=dev)
+        self.s_lens = torch.ones(n, dtype=torch.int32, device=dev)
+        self.s_logp = torch.zeros(n, self.lm.llm_decoder.out_features, dtype=torch.float32, device=dev)
+
+    def capture_graphs(self, config: EngineConfig) -> None:
+        """The LM decode step (speech embedding, Qwen2 over the paged KV, the head) per batch
+        bucket; sampling and the flow stay eager."""
+        CudaGraphs(self, config.max_num_seqs, 0, prefill=False).capture()
+
+    def pad_rows(self, n: int, bs: int) -> None:
+        """Static rows ``[n:bs]`` read and write only the scratch block (CudaGraphs' hook)."""
+        if bs > n:
+            scratch = self.kv.scratch_block
+            self.s_tok[n:bs] = 0
+            self.s_pos[n:bs] = 0
+            self.s_slots[n:bs] = scratch * self.block_size
+            self.s_lens[n:bs] = 1
+            self.s_tables[n:bs] = scratch
+
+    def step_core(self, n: int, variant: int, width: int) -> None:
+        """The LM over static rows ``[:n]``: each row's token at its position → ``s_logp``."""
+        del variant  # one kind of step: no per-row setting changes the graph
+        self.kv.context = AttnContext(
+            self.s_slots[:n], self.s_tables[:n, :width], self.s_pos[:n], self.s_lens[:n]
+        )
+        e = self.lm.speech_embeds(self.s_tok[:n])[:, None].to(self.dtype)
+        h = self.lm.forward(e, self.s_pos[:n, None], self.kv)
+        self.s_logp[:n] = self.lm.logp(h[:, 0])
 
     # ---- requests -------------------------------------------------------------------------
-    def resolve_voice(self, voice):  # noqa: ANN001, ANN201 - VoicePrompt in, (VoicePrompt, entries) out
+    def resolve_voice(self, voice: VoicePrompt | None) -> tuple[VoicePrompt | None, dict[str, np.ndarray]]:
+        """The voice with its features as cache entries ("cv_speech_tokens", "cv_embedding",
+        "cv_prompt_feat"; cached per engine by content), and those entries for the library."""
         if voice is None:
             return None, {}
         _feats, entries = self.voices.resolve(voice)
         return (with_features(voice, entries) if entries else voice), entries
 
     def make_sequence(self, rid: int, request: SynthRequest, block_size: int) -> Sequence:
-        self._refuse(request)
-        if only_punctuation("".join(request.text.split())):
-            raise VoxDeskError(NOTHING)
-        voice = request.voice
-        feats, _ = self.voices.resolve(voice)
-        mode = _mode(request)
-        texts, prompt_text = request_texts(
-            self.family,
-            mode,
-            request.text,
-            prompt_text=voice.prompt_text if mode == "zero_shot" else "",
-            instruction=request.instruction,
-            encode=self.tokenizer.encode,
-        )
-        prompt_ids = self.tokenizer.encode(prompt_text) if prompt_text else []
-        lm_speech = feats.speech_tokens.tolist() if mode == "zero_shot" else []
-        pieces = [self._piece(self.tokenizer.encode(t), prompt_ids, lm_speech) for t in texts]
-        if not pieces:
-            raise VoxDeskError(NOTHING)
+        if request.voice is None:
+            raise VoxDeskError(NO_VOICE)
+        check_request(request, self.info.label)
+        feats, _ = self.voices.resolve(request.voice)
+        pieces = plan_pieces(
+            request, self.family, self.tokenizer.encode, feats.speech_tokens.tolist(), self.params,
+            self.max_model_len,
+        )  # fmt: skip
         seed = secrets.randbelow(2**31) if request.seed is None else request.seed
-        streaming = request_streams(request)
         state = _State(
             pieces,
             self._flow_voice(feats),
-            streaming,
+            request_streams(request),
             request.speed,
             torch.Generator().manual_seed(seed),
         )
-        ids = self._prefix_ids(state.piece)
+        ids = prefix_ids(state.piece)
         seq = Sequence(request, ids, [None] * len(ids), state.piece.max_len, seed, block_size, rid)
         seq.generator = torch.Generator().manual_seed(seed)  # the LM's draws (on the CPU)
         self._begin_piece(seq, state)
         self._states[seq.id] = state
         return seq
-
-    def _refuse(self, request: SynthRequest) -> None:
-        """One plain line for what CosyVoice cannot do (the engine refuses LoRA and instructions
-        for families without them)."""
-        label = self.info.label
-        if request.cfg_value != DEFAULT_CFG or request.inference_timesteps != DEFAULT_STEPS:
-            raise VoxDeskError(
-                f"{label} has no guidance or timestep setting: leave cfg and timesteps at their defaults."
-            )
-        if request.voice is None:
-            raise VoxDeskError(NO_VOICE)
-
-    def _piece(self, text_ids: list[int], prompt_ids: list[int], lm_speech: list[int]) -> Piece:
-        """A piece's LM input; ``min_len``/``max_len`` count the spoken text only (llm.py:469)."""
-        lo, hi = length_bounds(len(text_ids), self.params)
-        room = self.max_model_len - (len(prompt_ids) + len(text_ids) + len(lm_speech) + 2)
-        if room < max(lo, 1):
-            raise VoxDeskError("This text or voice prompt is too long for one request: split the text up.")
-        return Piece(prompt_ids + text_ids, lm_speech, lo, min(hi, room))
 
     def _flow_voice(self, feats: Features) -> cvstream.Voice:
         dev = self.device
@@ -205,10 +207,6 @@ class CosyVoiceRunner(FamilyRunner):
             feat=torch.from_numpy(feats.prompt_feat)[None].to(dev),
             embedding=torch.from_numpy(feats.embedding)[None].to(dev),
         )
-
-    @staticmethod
-    def _prefix_ids(piece: Piece) -> list[int]:
-        return [SOS, *piece.text_ids, TASK, *(SPEECH + t for t in piece.prompt_speech)]
 
     @torch.inference_mode()
     def _begin_piece(self, seq: Sequence, state: _State) -> None:
@@ -220,7 +218,7 @@ class CosyVoiceRunner(FamilyRunner):
         if state.prefix.shape[0] != len(seq.ids):
             raise RuntimeError("the LM prefix layout and the sequence's positions disagree")
         state.decoded = []
-        state.hidden = None
+        state.logp = None
         # v2's vocoder draws from the LM's generator after the LM, except when streaming (docstring)
         gen = state.vocoder_gen if state.streaming else seq.generator
         state.stream = cvstream.TokenStream(
@@ -252,7 +250,7 @@ class CosyVoiceRunner(FamilyRunner):
 
     @torch.inference_mode()
     def prefill(self, seqs: list[Sequence]) -> None:
-        """KV for each sequence's new positions; the last one's hidden state is its carry."""
+        """KV for each sequence's new positions; the next token's log-probabilities are its carry."""
         starts = [s.num_computed for s in seqs]
         news = [len(s) - st for s, st in zip(seqs, starts, strict=True)]
         width = max(news)
@@ -261,8 +259,9 @@ class CosyVoiceRunner(FamilyRunner):
             e = self._embeds(seq, self._states[seq.id], start)
             embeds.append(torch.nn.functional.pad(e, (0, 0, 0, width - e.shape[0])))
         h = self._run_lm(seqs, starts, news, torch.stack(embeds))
+        logp = self.lm.logp(h[torch.arange(len(seqs)), torch.tensor(news) - 1])
         for row, seq in enumerate(seqs):
-            self._states[seq.id].hidden = h[row, news[row] - 1].clone()
+            self._states[seq.id].logp = logp[row]
             seq.num_computed = len(seq)
 
     def _run_lm(
@@ -282,11 +281,30 @@ class CosyVoiceRunner(FamilyRunner):
 
     @torch.inference_mode()
     def _advance(self, seqs: list[Sequence], tokens: list[int]) -> None:
-        """The LM over each sequence's newest position (its sampled token)."""
-        e = self.lm.speech_embeds(torch.tensor(tokens, dtype=torch.long, device=self.device))
-        h = self._run_lm(seqs, [len(s) - 1 for s in seqs], [1] * len(seqs), e[:, None].to(self.dtype))
+        """The LM over each sequence's newest position (its sampled token): the static rows are
+        filled, then the captured graph of the step replays, or the step runs eagerly."""
+        n, bs = len(seqs), self.block_size
+        width = max(len(s.block_table) for s in seqs)
+        tables = torch.full((n, width), self.kv.scratch_block, dtype=torch.long)
+        pos = [len(s) - 1 for s in seqs]
         for row, seq in enumerate(seqs):
-            self._states[seq.id].hidden = h[row, 0].clone()
+            tables[row, : len(seq.block_table)] = torch.tensor(seq.block_table)
+        dev = self.device
+        self.s_tok[:n] = torch.tensor(tokens, device=dev)
+        self.s_pos[:n] = torch.tensor(pos, device=dev)
+        self.s_slots[:n] = torch.tensor(
+            [s.block_table[p // bs] * bs + p % bs for s, p in zip(seqs, pos, strict=True)], device=dev
+        )
+        self.s_lens[:n] = self.s_pos[:n].to(torch.int32) + 1
+        self.s_tables[:n, :width] = tables.to(dev)
+        self.s_tables[:n, width:] = self.kv.scratch_block
+        if self.graphs is not None and self.graphs.covers(n):
+            self.graphs.replay(n)
+        else:
+            self.step_core(n, 0, width)
+        logp = self.s_logp[:n].clone()
+        for row, seq in enumerate(seqs):
+            self._states[seq.id].logp = logp[row]
             seq.num_computed = len(seq)
 
     # ---- the step -------------------------------------------------------------------------
@@ -294,8 +312,7 @@ class CosyVoiceRunner(FamilyRunner):
         """One token per sequence: a batched head + per-row sampling, then per row the token
         stream (flow and vocoder when a chunk is due), then the LM over the new tokens."""
         states = [self._states[s.id] for s in seqs]
-        with torch.inference_mode():
-            logp = self.lm.logp(torch.stack([st.hidden for st in states]).to(self.dtype)).float().cpu()
+        logp = torch.stack([st.logp for st in states]).cpu()
         tokens = sample_batch(
             logp,
             [st.decoded for st in states],
@@ -346,7 +363,7 @@ class CosyVoiceRunner(FamilyRunner):
             return audio, "done"
         st.spoken += st.stream.tokens
         st.index += 1
-        ids = self._prefix_ids(st.piece)
+        ids = prefix_ids(st.piece)
         seq.next_part(ids, [None] * len(ids))
         seq.max_patches = st.piece.max_len
         self._begin_piece(seq, st)
@@ -354,22 +371,6 @@ class CosyVoiceRunner(FamilyRunner):
 
 
 _EMPTY = np.zeros(0, np.float32)
-
-
-def _mode(request: SynthRequest) -> str:
-    """zero-shot (prompt audio + transcript), instruct2 (an instruction), else cross-lingual."""
-    if request.instruction.strip():
-        return "instruct2"
-    voice = request.voice
-    if voice.prompt_audio is not None and voice.prompt_text.strip():
-        return "zero_shot"
-    return "cross_lingual"
-
-
-def request_streams(request: SynthRequest) -> bool:
-    """The official chunked schedule, unless the request changes the speed (the official
-    resamples the whole mel for speed and refuses it while streaming)."""
-    return request.stream and request.speed == 1.0
 
 
 def load(

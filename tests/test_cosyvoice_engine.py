@@ -1,7 +1,8 @@
-"""CosyVoice requests that cannot be spoken fail alone, with one plain line; the others go on.
+"""CosyVoice through the engine beyond the goldens: a long text spoken piece by piece, and
+requests that cannot be spoken, which fail alone with one plain line while the others go on.
 
-One Fun-CosyVoice3 engine for the module; each test puts a good request beside the bad one and
-checks the good one still equals the official golden.
+One Fun-CosyVoice3 engine for the module; each bad-input test puts a good request beside the
+bad one and checks the good one still equals the official golden.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 import torch
-from test_cosyvoice_parity import _prompt, check, run, user_request
+from test_cosyvoice_parity import V3_SYSTEM, _prompt, check, run, user_request
 from tiny_cosyvoice import tiny_cv3  # noqa: F401
 
 from app.engine.config import EngineConfig
@@ -19,6 +20,9 @@ from app.engine.engine import Engine
 from app.engine.events import RequestFailed
 from app.engine.request import SynthRequest
 from app.engine.voice import VoicePrompt
+from app.models.cosyvoice.lm_loop import LMRequest, generate
+from app.models.cosyvoice.stream import MAX_SILENT, SILENT_V3
+from app.models.cosyvoice.text import request_texts
 
 FAMILY = "cosyvoice3"
 
@@ -27,10 +31,46 @@ FAMILY = "cosyvoice3"
 def engine(tiny_cv3) -> Iterator[Engine]:  # noqa: F811
     torch.set_num_threads(2)
     config = EngineConfig(str(tiny_cv3), device="cpu", dtype="float32", threads=2, max_num_seqs=8,
-                          max_model_len=512, cuda_graphs=False)  # fmt: skip
+                          max_model_len=2048, cuda_graphs=False)  # fmt: skip
     eng = Engine(config)
     yield eng
     eng.shutdown()
+
+
+LONG = "今天天气很好，我们一起去公园散步吧，顺便看看湖边的风景和正在开放的花朵。" * 3
+
+
+def _drop_silence(tokens: list[int]) -> list[int]:
+    """The official llm_job's rule for CosyVoice3: a silent token after five in a row is dropped."""
+    out, run_ = [], 0
+    for t in tokens:
+        run_ = run_ + 1 if t in SILENT_V3 else 0
+        if run_ <= MAX_SILENT:
+            out.append(t)
+    return out
+
+
+def test_long_text_is_spoken_piece_by_piece(engine: Engine) -> None:
+    """A text the official splits in two is two LM runs, in order, on one generator, into one
+    stream: the tokens equal two runs of the reference LM loop, one chunk per piece."""
+    runner = engine.runner
+    audio, rate = _prompt()
+    prompt = "希望你以后能够做的比我还好呦。"
+    voice = VoicePrompt(prompt_audio=audio, prompt_text=prompt, sample_rate=rate)
+    req = SynthRequest(LONG, voice=voice, seed=11, stream=False)
+    (_rid, result), = run(engine, [req]).items()
+    assert not isinstance(result["end"], RequestFailed), result["end"]
+    pieces, prompt_slot = request_texts(FAMILY, "zero_shot", LONG, prompt, encode=runner.tokenizer.encode)
+    assert len(pieces) == 2 and prompt_slot.startswith(V3_SYSTEM)
+    speech = torch.from_numpy(runner.voices.resolve(voice)[0].speech_tokens)
+    gen = torch.Generator().manual_seed(11)
+    expected = []
+    for piece in pieces:
+        ids = runner.tokenizer.encode(prompt_slot) + runner.tokenizer.encode(piece)
+        lm_req = LMRequest(torch.tensor(ids), len(runner.tokenizer.encode(piece)), speech, gen)
+        expected.append(_drop_silence(generate(runner.lm, [lm_req], runner.params)[0]))
+    assert result["tokens"] == expected[0] + expected[1]
+    assert [len(c) for c in result["chunks"]] == [2 * 480 * len(t) for t in expected]
 
 
 def _failed(result: dict) -> str:
