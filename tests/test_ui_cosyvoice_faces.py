@@ -64,11 +64,13 @@ def test_switching_family_swaps_the_controls_and_keeps_the_settings(qtbot, home,
     dialogs = ScriptedDialogs()
     window = open_window(qtbot, ui_model, dialogs)
     assert _shown(window) == {"cfg": True, "steps": True, "style_text": True, "instruction": False}
+    assert window.voices.lora_row.isVisible()
     window.script.settings.style_text.setText("a calm narrator")
     window.actions._use_model(tiny_cv3)
     _wait_for(qtbot, window, "cosyvoice3")
     assert window.client.host._engine.info.name == "cosyvoice"  # one engine: VoxCPM's was unloaded
     assert _shown(window) == {"cfg": False, "steps": False, "style_text": False, "instruction": True}
+    assert not window.voices.lora_row.isVisible()  # a voice's LoRA is VoxCPM's
     assert window.project.settings.voice_design == "a calm narrator"  # hidden, not discarded
     window.actions._use_model(ui_model)
     _wait_for(qtbot, window, "voxcpm2")

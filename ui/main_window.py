@@ -544,7 +544,9 @@ class MainWindow(QMainWindow):
 
         key, prompt = self._voice_prompt(job.voice) if job.voice else (None, None)
         voice = self._voice_index.get(job.voice.casefold()) if job.voice else None
-        lora_dir = self.library.lora_folder(voice) if voice is not None else None
+        controls = self.model.controls
+        takes_lora = controls is None or "lora" in controls  # a LoRA is VoxCPM's: others speak without
+        lora_dir = self.library.lora_folder(voice) if voice is not None and takes_lora else None
         # normalized in a child process (see app/text/normalize.py), ready by the time the engine
         # thread builds the request; segments are submitted in order, so the first is ready first
         spoken = normalize.background.submit(job.text) if job.normalize else None
@@ -885,6 +887,7 @@ class MainWindow(QMainWindow):
         self.voices.set_architecture(info.architecture)
         self.project.controls = self.model.controls  # the texts and fields this family takes
         self.script.settings.set_controls(self.model.controls)
+        self.voices.set_controls(self.model.controls)
         self._refresh_segments()
         self._show_model_state()
         if self.project.settings.normalize:
