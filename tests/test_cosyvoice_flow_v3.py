@@ -16,8 +16,8 @@ import torch.nn.functional as F
 
 from app.errors import VoxDeskError
 from app.models.cosyvoice.checkpoint import write_checkpoint
-from app.models.cosyvoice.config import load_config
-from app.models.cosyvoice.dit import attention_mask
+from app.models.cosyvoice.config import Tag, load_config
+from app.models.cosyvoice.dit import DiT, attention_mask
 from app.models.cosyvoice.flow_v3 import FlowV3
 from app.models.cosyvoice.presets import preset, yaml_text
 
@@ -189,3 +189,10 @@ def test_a_cosyvoice2_config_is_refused_in_one_line(tmp_path: Path) -> None:
     path.write_text(yaml_text(preset("cosyvoice2-tiny")), encoding="utf-8")
     with pytest.raises(VoxDeskError, match="not cosyvoice2's"):
         FlowV3.from_config(load_config(path))
+
+
+def test_bad_dit_sizes_are_refused_in_one_line() -> None:
+    for args, says in [({"dim": "big"}, "'dim'"), ({"dim": 32, "heads": 0}, "'heads'"), ({}, "'dim'"),
+                       ({"dim": 32, "long_skip_connection": True}, "long skip")]:  # fmt: skip
+        with pytest.raises(VoxDeskError, match=says):
+            DiT.from_tag(Tag("new", "cosyvoice.flow.DiT.dit.DiT", args))

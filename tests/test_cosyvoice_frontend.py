@@ -118,6 +118,8 @@ def test_voice_clip_rules(folder: Path, prompt) -> None:
     audio, rate = prompt
     with pytest.raises(VoxDeskError, match="8000 Hz.*at least 16000"):
         frontend.voice_features(audio[::2], 8000)
+    with pytest.raises(VoxDeskError, match="unusual rate \\(44101 Hz\\)"):  # a 706 M-value kernel
+        frontend.voice_features(audio, 44101)
     with pytest.raises(VoxDeskError, match="31.0 s long.*at most 30 s"):
         frontend.voice_features(np.tile(audio, 31), rate)
     with pytest.raises(VoxDeskError, match="shorter than 0.1 s"):

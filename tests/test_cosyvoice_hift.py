@@ -8,6 +8,7 @@ official loader drew at construction, which :class:`SourceTables` replays.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +64,16 @@ def _generator(state: np.ndarray) -> torch.Generator:
 
 def _mel(data: dict[str, np.ndarray], k: int) -> torch.Tensor:
     return torch.from_numpy(data[f"mel_{k}"])
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_vocoder_call_has_its_generator_state(family: str) -> None:
+    for mode in (*WHOLE, "stream"):
+        data, rng = _golden(family, mode)
+        mels = sorted(k for k in data if k.startswith("mel_"))
+        assert sorted(rng) == sorted(["seeded", *(k.replace("mel_", "hift_") for k in mels)])
+        assert all(v.dtype == np.uint8 and v.shape == torch.get_rng_state().shape for v in rng.values())
+        assert not np.array_equal(rng["seeded"], rng["hift_0"])  # the LM drew in between
 
 
 @pytest.mark.parametrize("mode", WHOLE)
@@ -135,12 +146,15 @@ def test_a_file_that_does_not_fit_gives_one_line(folders: dict[str, Path]) -> No
     state = torch.load(folders["cosyvoice3"] / "hift.pt", weights_only=True)
     missing = {k: v for k, v in state.items() if not k.startswith("conv_post.")}
     with pytest.raises(
-        VoxDeskError, match=r"hift\.pt lacks tensor\(s\) conv_post\.bias, conv_post\.weight"
+        VoxDeskError,
+        match=r"hift\.pt does not fit its cosyvoice3\.yaml: it has no conv_post\.weight \(and 1 more\)",
     ) as err:
         _hift(folders["cosyvoice3"], "cosyvoice3", missing)
     assert "\n" not in str(err.value)
     wrong = dict(state, **{"m_source.l_linear.weight": torch.zeros(1, 5)})
-    with pytest.raises(VoxDeskError, match=r"'m_source\.l_linear\.weight' has shape \(1, 5\)"):
+    with pytest.raises(
+        VoxDeskError, match=r"it has m_source\.l_linear\.weight of shape \(1, 5\), not \(1, 9\)"
+    ):
         _hift(folders["cosyvoice3"], "cosyvoice3", wrong)
 
 
@@ -165,3 +179,15 @@ def test_the_tables_are_drawn_on_demand_with_the_values_of_one_full_draw() -> No
         torch.equal(small, full[:, :1000]) and torch.equal(grown, full) and torch.equal(again, full[:, :500])
     )
     assert tables.rand_ini[0, 0] == 0 and tables.rand_ini.shape == (1, 9)
+
+
+def test_a_config_it_cannot_build_gives_one_line(folders: dict[str, Path]) -> None:
+    cfg = load_config(folders["cosyvoice3"] / "cosyvoice3.yaml")
+    args = {k: v for k, v in cfg.hift.args.items() if k != "f0_predictor"}
+    no_f0 = dataclasses.replace(cfg, hift=dataclasses.replace(cfg.hift, args=args))
+    with pytest.raises(VoxDeskError, match=r"cosyvoice3\.yaml: VoxDesk cannot build its hift section") as err:
+        HiFT.from_config(no_f0)
+    assert "\n" not in str(err.value)
+    v1 = dataclasses.replace(cfg, sample_rate=22050)
+    with pytest.raises(VoxDeskError, match="runs at 22050 Hz"):
+        HiFT.from_config(v1)

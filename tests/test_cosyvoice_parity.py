@@ -27,6 +27,7 @@ from app.engine.engine import Engine
 from app.engine.events import AudioChunk, RequestFailed, RequestFinished
 from app.engine.request import SynthRequest
 from app.engine.voice import VoicePrompt
+from app.models.cosyvoice.stream import TokenStream
 
 DATA = Path(__file__).parent / "data" / "cosyvoice"
 V3_SYSTEM = "You are a helpful assistant.<|endofprompt|>"
@@ -158,3 +159,26 @@ def test_batch_equals_alone(engine: Engine) -> None:
     for mode, (rid, result) in zip(modes, results.items(), strict=True):
         check(engine, family, mode, result, rid)
 
+
+
+def test_rows_due_together_share_the_flow(engine: Engine) -> None:
+    """Two requests whose LM stops in the same step: their flow calls go together where the
+    family batches them (CosyVoice2), and each audio still equals its golden (the vocoder
+    draws from each request's generator at the golden's state)."""
+    runner = engine.runner
+    family = engine.info.architecture
+    audio, rate = _prompt()
+    feats, _ = runner.voices.resolve(VoicePrompt(reference_audio=audio, sample_rate=rate))
+    work, golds = [], []
+    for mode in ("cross_lingual", "instruct2"):
+        _, gold = golden(family, mode)
+        state = np.load(DATA / f"{family}_{mode}_rng.npz")["hift_0"]
+        gen = torch.Generator().set_state(torch.from_numpy(state))
+        stream = TokenStream(family, runner.hift, runner._flow_voice(feats), generator=gen)
+        for token in gold["tokens"].tolist():
+            stream.push(token)
+        work.append((stream, stream.job(final=True)))
+        golds.append(gold)
+    results = runner.vocode_jobs(work)
+    for result, gold in zip(results, golds, strict=True):
+        np.testing.assert_allclose(result, gold["audio"], atol=1e-3, rtol=0)

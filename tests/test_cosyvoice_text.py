@@ -87,6 +87,9 @@ def test_request_texts_normalizes_like_the_official_entries(tokenizer: CosyToken
     # CosyVoice3's prompt holds <|endofprompt|>: the official skips normalizing it
     v3_prompt = "You are a helpful assistant.<|endofprompt|>他有2本。"
     assert prompt == ("他有两本。" if fam == "cosyvoice2" else v3_prompt)
+    # the official text_frontend=False: nothing normalized or split
+    raw = request_texts(fam, "zero_shot", "我有3本书。", "他有2本。", text_frontend=False)
+    assert raw[0] == ["我有3本书。"] and raw[1].endswith("他有2本。")
     pieces, prompt = request_texts(fam, "instruct2", "Hi 2.", instruction="说2遍", encode=tokenizer.encode)
     assert pieces == ["Hi two."]
     head = "" if fam == "cosyvoice2" else "You are a helpful assistant. "

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from app.engine import Engine, EngineConfig, SynthRequest
-from app.engine.events import AudioChunk, RequestFinished, RequestRetried
+from app.engine.events import AudioChunk, RequestFailed, RequestFinished, RequestRetried
 from app.engine.sequence import Status
 from app.models.voxcpm.runner import VoxCPMRunner
 
@@ -56,7 +56,7 @@ class _Parts(VoxCPMRunner):
         return out
 
 
-@pytest.fixture()
+@pytest.fixture(scope="module")
 def engine(tiny_v2):
     before = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -112,3 +112,12 @@ def test_next_part_continues_one_stream_through_a_fresh_prefill(engine):
     blocks = engine.scheduler.blocks
     assert blocks.num_free == len(blocks.blocks) and len(engine.scheduler) == 0
     assert sorted(engine.scheduler.free_slots) == list(range(engine.config.max_num_seqs))
+
+
+def test_a_control_the_family_lacks_is_refused_in_one_line(engine):
+    assert not engine.info.has("instruction")
+    rid = engine.submit(SynthRequest("hello", instruction="Speak cheerfully"))
+    (failed,) = engine.step()
+    assert isinstance(failed, RequestFailed) and failed.request_id == rid
+    assert failed.message == "VoxCPM2 does not take an instruction (how to speak): leave it empty."
+    assert not engine.has_work()

@@ -1,4 +1,5 @@
-"""The VoxDesk engine: continuous batching of VoxCPM requests over paged KV caches."""
+"""The VoxDesk engine: continuous batching over paged KV caches, for any model family
+(:mod:`app.engine.family`; the families live in :mod:`app.models`)."""
 
 from app.engine.config import EngineConfig
 from app.engine.engine import Engine

@@ -109,9 +109,16 @@ class FamilyRunner(ABC):
 
     Life of a request: :meth:`make_sequence` (engine thread, may raise :class:`VoxDeskError`
     with one plain line) → :meth:`prefill` (KV for its new positions; may run again after a
-    preemption or a retry) → :meth:`start` once before its first decode → :meth:`decode` once
-    per engine step until ``done`` → :meth:`release` when it leaves (finished, failed or
-    cancelled). All calls come from the engine thread.
+    preemption, a retry or a next part) → :meth:`start` once before its first decode (again
+    after a retry, not after a preemption or a next part: ``Sequence.started``) →
+    :meth:`decode` once per engine step until ``done`` → :meth:`release` when it leaves
+    (finished, failed or cancelled). All calls come from the engine thread.
+
+    The engine owns a sequence's blocks (``block_table``, allocated for every position plus the
+    one the coming decode writes), its stream slot (``vae_slot``: the row of the runner's
+    per-request state), its adapter slot (``adapter``) and its ``stretcher``. The runner owns
+    its positions (``ids``/``patches``) and ``num_computed`` (positions whose KV is in the
+    cache: full blocks up to it are registered in the prefix cache after each step).
     """
 
     info: FamilyInfo
@@ -148,7 +155,9 @@ class FamilyRunner(ABC):
 
     @abstractmethod
     def decode(self, seqs: list[Sequence]) -> StepResult:
-        """One step for every sequence of the batch; appends its new position(s) to each."""
+        """One step for every sequence of the batch: appends its new position(s) to each and
+        sets ``num_computed``; the decisions (done, retry, next part, error) come back in the
+        :class:`StepResult`. A raised exception fails the whole batch (one plain line each)."""
 
     def read_lora(self, folder: Path) -> Any:
         """The checked LoRA in ``folder`` (an object with ``digest`` and ``name``), or

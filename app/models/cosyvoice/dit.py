@@ -33,6 +33,17 @@ from app.models.cosyvoice.config import Tag
 FREQ_DIM = 256  # the official TimestepEmbedding's sinusoid width
 POS_KERNEL = 31  # CausalConvPositionEmbedding's kernel
 POS_GROUPS = 16
+DIT_SIZES = (
+    "dim",
+    "depth",
+    "heads",
+    "dim_head",
+    "ff_mult",
+    "mel_dim",
+    "mu_dim",
+    "spk_dim",
+    "static_chunk_size",
+)
 
 
 class TimestepEmbedding(nn.Module):
@@ -237,20 +248,13 @@ class DiT(nn.Module):
         a = tag.args if isinstance(tag.args, dict) else {}
         if a.get("long_skip_connection"):
             raise VoxDeskError(
-                "This CosyVoice3 flow uses a DiT long skip connection, which VoxDesk does not run."
+                "This CosyVoice3 flow uses a DiT long skip connection: VoxDesk does not run it."
             )
-        known = (
-            "dim",
-            "depth",
-            "heads",
-            "dim_head",
-            "ff_mult",
-            "mel_dim",
-            "mu_dim",
-            "spk_dim",
-            "static_chunk_size",
-        )
-        return cls(**{k: a[k] for k in known if k in a})
+        sizes = {k: a[k] for k in DIT_SIZES if a.get(k) is not None}
+        bad = next((k for k, v in sizes.items() if type(v) is not int or v <= 0), None)
+        if bad or "dim" not in sizes:
+            raise VoxDeskError(f"The CosyVoice3 flow's DiT '{bad or 'dim'}' is not a positive whole number.")
+        return cls(**sizes)
 
     def forward(
         self,

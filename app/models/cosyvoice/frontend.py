@@ -28,7 +28,7 @@ import torch
 
 from app.errors import VoxDeskError
 from app.models.cosyvoice.config import CosyVoiceConfig, Tag
-from app.models.cosyvoice.features import kaldi_fbank, matcha_mel, resample, whisper_log_mel
+from app.models.cosyvoice.features import kaldi_fbank, matcha_mel, resample, resample_cost, whisper_log_mel
 from app.models.cosyvoice.weights import CosyFolder
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,7 @@ MIN_SECONDS = 0.1  # Kaldi's fbank needs one whole 25 ms frame; under 0.1 s ther
 TOKEN_RATE = 16000  # speech tokens and the speaker embedding are computed at 16 kHz
 MEL_RATE = 24000  # the official _extract_speech_feat always resamples to 24 kHz
 SPEAKER_DIM = 192
+MAX_KERNEL = 1 << 22  # resampling kernel values (16 MB): every usual rate needs far fewer
 _MEL_KEYS = ("n_fft", "num_mels", "sampling_rate", "hop_size", "win_size", "fmin", "fmax")
 
 
@@ -142,6 +143,9 @@ class Frontend:
         if sample_rate < MIN_RATE:
             raise VoxDeskError(f"The voice clip is sampled at {sample_rate} Hz; CosyVoice needs at least "
                                f"{MIN_RATE} Hz: record or export it at 16 kHz or more.")  # fmt: skip
+        if max(resample_cost(sample_rate, TOKEN_RATE), resample_cost(sample_rate, MEL_RATE)) > MAX_KERNEL:
+            raise VoxDeskError(f"The voice clip is sampled at an unusual rate ({sample_rate} Hz) that would "
+                               "take gigabytes to resample: export it at 16, 24, 44.1 or 48 kHz.")
         seconds = data.size / sample_rate
         if seconds > MAX_SECONDS:
             raise VoxDeskError(f"The voice clip is {seconds:.1f} s long; CosyVoice takes at most "

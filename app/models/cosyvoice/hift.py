@@ -20,7 +20,6 @@ computes it). The streaming caches and cross-fade around it (the official ``toke
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,7 +31,6 @@ from app.errors import VoxDeskError
 from app.models.cosyvoice.config import CosyVoiceConfig
 from app.models.cosyvoice.hift_source import CausalConv1d, F0Predictor, SourceModule, SourceTables
 from app.models.voxcpm.vae_layers import Snake
-from app.models.voxcpm.weights import check_tensors
 
 AUDIO_LIMIT = 0.99
 MAGNITUDE_LIMIT = 1e2
@@ -136,7 +134,7 @@ class HiFT(nn.Module):
         self.ups = nn.ModuleList(
             _upsampler(cin, cout, int(k), u, causal)
             for cin, cout, k, u in zip([base, *widths[:-1]], widths, kernels, rates, strict=True)
-        )  # fmt: skip
+        )
         spec = self.n_fft + 2
         downs = [math.prod(rates[len(rates) - i :]) for i in range(len(rates) - 1, -1, -1)]
         self.source_downs = nn.ModuleList(
@@ -165,18 +163,23 @@ class HiFT(nn.Module):
             raise VoxDeskError(f"This CosyVoice vocoder runs at {cfg.sample_rate} Hz: VoxDesk reads the "
                                "24 kHz CosyVoice2 and CosyVoice3 models only.")  # fmt: skip
         causal = cfg.family == "cosyvoice3"
-        tables = None
-        if causal:
+        try:
             f0 = args["f0_predictor"].args
-            flow = cfg.flow
-            tables = SourceTables.replay(
-                int(flow.get("vocab_size")), int(flow.get("input_size")),
-                int(flow.get("spk_embed_dim")), int(flow.get("output_size")),
-                int(f0.get("in_channels", 80)), int(f0.get("cond_channels", 512)),
-                int(args.get("nb_harmonics", 8)) + 1,
-            )  # fmt: skip
-        with torch.device("meta"):
-            model = cls(args, cfg.sample_rate, causal, tables)
+            tables = None
+            if causal:
+                flow = cfg.flow
+                tables = SourceTables.replay(
+                    int(flow.get("vocab_size")), int(flow.get("input_size")),
+                    int(flow.get("spk_embed_dim")), int(flow.get("output_size")),
+                    int(f0.get("in_channels", 80)), int(f0.get("cond_channels", 512)),
+                    int(args.get("nb_harmonics", 8)) + 1,
+                )  # fmt: skip
+            with torch.device("meta"):
+                model = cls(args, cfg.sample_rate, causal, tables)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            why = f"{type(exc).__name__}: {exc}"
+            raise VoxDeskError(f"{cfg.family}.yaml: VoxDesk cannot build its hift section ({why}); "
+                               "use the model's own yaml.") from None  # fmt: skip
         model.to_empty(device="cpu")
         n = np.arange(model.n_fft)
         hann = 0.5 - 0.5 * np.cos(2 * np.pi * n / model.n_fft)  # scipy's periodic Hann, in float64
@@ -190,8 +193,16 @@ class HiFT(nn.Module):
         """Take ``hift.pt``'s tensors (see the module docstring); a file that does not fit the
         config raises :class:`VoxDeskError` naming the keys."""
         weights = _fold(state, torch.float64 if self.causal else None)
-        expected = {k: v.shape for k, v in self.state_dict().items()}
-        check_tensors(expected, weights, Path("hift.pt"))
+        own = self.state_dict()
+        problems = [f"no {k}" for k in own if k not in weights]
+        problems += [f"an unknown {k}" for k in weights if k not in own]
+        problems += [f"{k} of shape {tuple(v.shape)}, not {tuple(own[k].shape)}"
+                     for k, v in weights.items() if k in own and v.shape != own[k].shape]  # fmt: skip
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            yaml = "cosyvoice3.yaml" if self.causal else "cosyvoice2.yaml"
+            raise VoxDeskError(f"hift.pt does not fit its {yaml}: it has {problems[0]}{more}; "
+                               "download the model folder again.")  # fmt: skip
         self.load_state_dict(weights, strict=True)
         return self
 
@@ -279,4 +290,3 @@ def _fold(state: dict[str, torch.Tensor], f0_dtype: torch.dtype | None) -> dict[
         if key.endswith(".alpha") and out[key].dim() == 1:
             out[key] = out[key].reshape(1, -1, 1)
     return out
-

@@ -7,10 +7,9 @@ piece's prefix (:meth:`Sequence.next_part`) and ``StepResult.next_part`` tells t
 free its blocks and prefill it again, keeping the stream, chunk numbering and stats.
 
 Positions: a piece's LM prefix (:mod:`.plan`: mode, pieces, ids) then the generated speech
-tokens, all in ``Sequence.ids`` in one id space, so the prefix cache hashes them. The decode
-step (speech embedding → Qwen2 over the paged KV → head) reads and writes static rows, which
-:class:`~app.engine.cuda_graphs.CudaGraphs` captures per batch bucket on CUDA; sampling, the
-flow and the vocoder run eagerly per row after it.
+tokens, all in ``Sequence.ids`` in one id space, so the prefix cache hashes them. The LM's
+prefill and graphed decode step are :mod:`.lm_step`'s; sampling, the flow (batched over the rows
+due, :func:`.stream.run_flow`) and the vocoder run eagerly after it.
 
 Randomness: each request has its own CPU generator seeded with ``request.seed``; its draws
 follow the official global generator's order (``set_all_random_seed`` then a call): the LM's
@@ -31,10 +30,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from app.engine.attention import AttnContext, PagedKVCache
+from app.engine.attention import PagedKVCache
 from app.engine.config import EngineConfig
-from app.engine.cuda_graphs import CudaGraphs
-from app.engine.family import FamilyInfo, FamilyRunner, KVSpec, StepResult
+from app.engine.family import FamilyInfo, FamilyRunner, StepResult
 from app.engine.request import SynthRequest
 from app.engine.sequence import Sequence
 from app.engine.voice import VoicePrompt
@@ -45,7 +43,8 @@ from app.models.cosyvoice.flow_v2 import FlowV2
 from app.models.cosyvoice.flow_v3 import FlowV3
 from app.models.cosyvoice.frontend import Frontend
 from app.models.cosyvoice.hift import HiFT
-from app.models.cosyvoice.lm import CosyLM, batch_context
+from app.models.cosyvoice.lm import CosyLM
+from app.models.cosyvoice.lm_step import LMStep
 from app.models.cosyvoice.plan import (
     SPEECH,
     Piece,
@@ -87,7 +86,7 @@ class _State:
         return self.pieces[self.index]
 
 
-class CosyVoiceRunner(FamilyRunner):
+class CosyVoiceRunner(LMStep, FamilyRunner):
     def __init__(
         self,
         config: EngineConfig,
@@ -120,52 +119,10 @@ class CosyVoiceRunner(FamilyRunner):
         self.stop_ids = frozenset(int(i) for i in lm.stop_ids)
         self._states: dict[int, _State] = {}
         self.kv: PagedKVCache | None = None
-
-    # ---- memory ---------------------------------------------------------------------------
-    def kv_specs(self) -> list[KVSpec]:
-        return [self.lm.kv_spec()]
-
-    def bind_kv(self, num_blocks: int, block_size: int, attention: str) -> None:
-        spec = self.lm.kv_spec()
-        self.block_size = block_size
-        self.kv = PagedKVCache(
-            spec.num_layers, num_blocks, block_size, spec.num_kv_heads, spec.head_dim,
-            self.dtype, self.device, backend=attention,
-        )  # fmt: skip
-        # the decode step's static inputs and output, one row per request (CUDA graphs read them)
-        n, dev, scratch = self.config.max_num_seqs, self.device, self.kv.scratch_block
-        self.max_blocks = -(-self.max_model_len // block_size)
-        self.s_tok = torch.zeros(n, dtype=torch.long, device=dev)
-        self.s_pos = torch.zeros(n, dtype=torch.long, device=dev)
-        self.s_slots = torch.full((n,), scratch * block_size, dtype=torch.long, device=dev)
-        self.s_tables = torch.full((n, self.max_blocks), scratch, dtype=torch.long, device=dev)
-        self.s_lens = torch.ones(n, dtype=torch.int32, device=dev)
-        self.s_logp = torch.zeros(n, self.lm.llm_decoder.out_features, dtype=torch.float32, device=dev)
-
-    def capture_graphs(self, config: EngineConfig) -> None:
-        """The LM decode step (speech embedding, Qwen2 over the paged KV, the head) per batch
-        bucket; sampling and the flow stay eager."""
-        CudaGraphs(self, config.max_num_seqs, 0, prefill=False).capture()
-
-    def pad_rows(self, n: int, bs: int) -> None:
-        """Static rows ``[n:bs]`` read and write only the scratch block (CudaGraphs' hook)."""
-        if bs > n:
-            scratch = self.kv.scratch_block
-            self.s_tok[n:bs] = 0
-            self.s_pos[n:bs] = 0
-            self.s_slots[n:bs] = scratch * self.block_size
-            self.s_lens[n:bs] = 1
-            self.s_tables[n:bs] = scratch
-
-    def step_core(self, n: int, variant: int, width: int) -> None:
-        """The LM over static rows ``[:n]``: each row's token at its position → ``s_logp``."""
-        del variant  # one kind of step: no per-row setting changes the graph
-        self.kv.context = AttnContext(
-            self.s_slots[:n], self.s_tables[:n, :width], self.s_pos[:n], self.s_lens[:n]
-        )
-        e = self.lm.speech_embeds(self.s_tok[:n])[:, None].to(self.dtype)
-        h = self.lm.forward(e, self.s_pos[:n, None], self.kv)
-        self.s_logp[:n] = self.lm.logp(h[:, 0])
+        # Rows whose chunk is due in the same step share one flow call where a padded batch
+        # equals each row alone: FlowV2 (within 2e-6 of the lone mel). FlowV3's batched mel was
+        # 0.02 off the lone one on two equal-length rows, so CosyVoice3 runs its rows one by one.
+        self.batch_flow = family == "cosyvoice2"
 
     # ---- requests -------------------------------------------------------------------------
     def resolve_voice(self, voice: VoicePrompt | None) -> tuple[VoicePrompt | None, dict[str, np.ndarray]]:
@@ -222,7 +179,7 @@ class CosyVoiceRunner(FamilyRunner):
         # v2's vocoder draws from the LM's generator after the LM, except when streaming (docstring)
         gen = state.vocoder_gen if state.streaming else seq.generator
         state.stream = cvstream.TokenStream(
-            self.family, self.flow, self.hift, state.voice, state.streaming, state.speed, state.hop, gen
+            self.family, self.hift, state.voice, state.streaming, state.speed, state.hop, gen
         )
 
     def release(self, seq: Sequence) -> None:
@@ -236,85 +193,17 @@ class CosyVoiceRunner(FamilyRunner):
             return []
         return st.spoken + (st.stream.tokens if st.stream is not None else [])
 
-    # ---- the LM ---------------------------------------------------------------------------
-    def _embeds(self, seq: Sequence, state: _State, start: int) -> torch.Tensor:
-        """Input embeddings ``[len(seq) - start, H]`` of positions ``start..``."""
-        n_pre = seq.num_prompt
-        parts = []
-        if start < n_pre:
-            parts.append(state.prefix[start:])
-        gen = [i - SPEECH for i in seq.ids[max(start, n_pre) :]]
-        if gen:
-            parts.append(self.lm.speech_embeds(torch.tensor(gen, dtype=torch.long, device=self.device)))
-        return torch.cat(parts).to(self.dtype)
-
-    @torch.inference_mode()
-    def prefill(self, seqs: list[Sequence]) -> None:
-        """KV for each sequence's new positions; the next token's log-probabilities are its carry."""
-        starts = [s.num_computed for s in seqs]
-        news = [len(s) - st for s, st in zip(seqs, starts, strict=True)]
-        width = max(news)
-        embeds = []
-        for seq, start in zip(seqs, starts, strict=True):
-            e = self._embeds(seq, self._states[seq.id], start)
-            embeds.append(torch.nn.functional.pad(e, (0, 0, 0, width - e.shape[0])))
-        h = self._run_lm(seqs, starts, news, torch.stack(embeds))
-        logp = self.lm.logp(h[torch.arange(len(seqs)), torch.tensor(news) - 1])
-        for row, seq in enumerate(seqs):
-            self._states[seq.id].logp = logp[row]
-            seq.num_computed = len(seq)
-
-    def _run_lm(
-        self, seqs: list[Sequence], starts: list[int], counts: list[int], embeds: torch.Tensor
-    ) -> torch.Tensor:
-        """The Qwen2 stack over ``embeds [B, L, H]``: row ``b`` adds ``counts[b]`` positions from
-        ``starts[b]`` to its paged KV."""
-        ctx, positions = batch_context(
-            [s.block_table for s in seqs], starts, counts, embeds.shape[1], self.block_size,
-            self.kv.scratch_block, self.device,
-        )  # fmt: skip
-        self.kv.context = ctx
-        return self.lm.forward(embeds, positions, self.kv)
-
     def start(self, seqs: list[Sequence]) -> None:
         """Nothing to set up here: a request's stream is made with its sequence and per piece."""
 
-    @torch.inference_mode()
-    def _advance(self, seqs: list[Sequence], tokens: list[int]) -> None:
-        """The LM over each sequence's newest position (its sampled token): the static rows are
-        filled, then the captured graph of the step replays, or the step runs eagerly."""
-        n, bs = len(seqs), self.block_size
-        width = max(len(s.block_table) for s in seqs)
-        tables = torch.full((n, width), self.kv.scratch_block, dtype=torch.long)
-        pos = [len(s) - 1 for s in seqs]
-        for row, seq in enumerate(seqs):
-            tables[row, : len(seq.block_table)] = torch.tensor(seq.block_table)
-        dev = self.device
-        self.s_tok[:n] = torch.tensor(tokens, device=dev)
-        self.s_pos[:n] = torch.tensor(pos, device=dev)
-        self.s_slots[:n] = torch.tensor(
-            [s.block_table[p // bs] * bs + p % bs for s, p in zip(seqs, pos, strict=True)], device=dev
-        )
-        self.s_lens[:n] = self.s_pos[:n].to(torch.int32) + 1
-        self.s_tables[:n, :width] = tables.to(dev)
-        self.s_tables[:n, width:] = self.kv.scratch_block
-        if self.graphs is not None and self.graphs.covers(n):
-            self.graphs.replay(n)
-        else:
-            self.step_core(n, 0, width)
-        logp = self.s_logp[:n].clone()
-        for row, seq in enumerate(seqs):
-            self._states[seq.id].logp = logp[row]
-            seq.num_computed = len(seq)
-
     # ---- the step -------------------------------------------------------------------------
     def decode(self, seqs: list[Sequence]) -> StepResult:
-        """One token per sequence: a batched head + per-row sampling, then per row the token
-        stream (flow and vocoder when a chunk is due), then the LM over the new tokens."""
+        """One token per sequence: per-row sampling from the carried log-probabilities, the
+        flow (batched over the rows with a chunk due) and the vocoder per row, then the LM step
+        over the rows that go on."""
         states = [self._states[s.id] for s in seqs]
-        logp = torch.stack([st.logp for st in states]).cpu()
         tokens = sample_batch(
-            logp,
+            torch.stack([st.logp for st in states]).cpu(),
             [st.decoded for st in states],
             [s.generator for s in seqs],
             [len(st.decoded) < st.piece.min_len for st in states],
@@ -322,52 +211,94 @@ class CosyVoiceRunner(FamilyRunner):
         )
         n = len(seqs)
         out = StepResult([_EMPTY] * n, [False] * n)
-        go_on: list[int] = []
-        for i, (seq, st, tok) in enumerate(zip(seqs, states, tokens, strict=True)):
-            try:
-                audio, more = self._take(seq, st, int(tok))
-            except VoxDeskError as exc:
-                out.error[i] = str(exc)
+        ended = []  # the piece's LM run stopped (stop id or max_len)
+        for seq, st, tok in zip(seqs, states, tokens, strict=True):
+            if tok in self.stop_ids:
+                ended.append(True)
                 continue
-            except Exception:  # noqa: BLE001 - this request fails, the batch goes on
-                log.exception("CosyVoice decode of request %d failed", seq.id)
-                out.error[i] = FAILED
+            st.decoded.append(tok)
+            seq.ids.append(SPEECH + tok)
+            seq.patches.append(None)
+            st.stream.push(tok)
+            ended.append(len(st.decoded) >= st.piece.max_len)
+        self._audio(states, ended, out)
+        go_on = []
+        for i, (seq, st) in enumerate(zip(seqs, states, strict=True)):
+            if out.error[i]:
                 continue
-            out.audio[i] = audio
-            if more == "token":
+            if not ended[i]:
                 go_on.append(i)
-            elif more == "piece":
-                out.next_part[i] = True
-            else:
+            elif st.index + 1 == len(st.pieces):
                 out.done[i] = True
+            else:
+                self._next_piece(seq, st)
+                out.next_part[i] = True
         if go_on:
             self._advance([seqs[i] for i in go_on], [tokens[i] for i in go_on])
         return out
 
-    def _take(self, seq: Sequence, st: _State, tok: int) -> tuple[np.ndarray, str]:
-        """Apply one sampled token: ("token": the LM goes on, "piece": the next piece was put in
-        place, "done": the request ended), with the audio it completed."""
-        piece_end = tok in self.stop_ids
-        audio = _EMPTY
-        if not piece_end:
-            st.decoded.append(tok)
-            seq.ids.append(SPEECH + tok)
-            seq.patches.append(None)
-            audio = st.stream.push(tok)
-            piece_end = len(st.decoded) >= st.piece.max_len
-        if not piece_end:
-            return audio, "token"
-        tail = st.stream.finish()
-        audio = np.concatenate([audio, tail]) if len(audio) else tail
-        if st.index + 1 == len(st.pieces):
-            return audio, "done"
+    def _audio(self, states: list[_State], ended: list[bool], out: StepResult) -> None:
+        """Every flow call due this step (chunks, then the rest of the pieces that ended) in
+        batched rounds, and each row's vocoder; a row that fails gets its line in ``out``."""
+        pieces: list[list[np.ndarray]] = [[] for _ in states]
+        final_left = list(ended)
+        while True:
+            rows, work = [], []
+            for i, st in enumerate(states):
+                if out.error[i]:
+                    continue
+                if st.stream.due():
+                    job = st.stream.job(final=False)
+                elif final_left[i]:
+                    final_left[i] = False
+                    job = st.stream.job(final=True)
+                else:
+                    continue
+                if job is not None:
+                    rows.append(i)
+                    work.append((st.stream, job))
+            if not work:
+                break
+            for i, result in zip(rows, self.vocode_jobs(work), strict=True):
+                if isinstance(result, str):
+                    out.error[i] = result
+                else:
+                    pieces[i].append(result)
+        for i, got in enumerate(pieces):
+            if got and not out.error[i]:
+                out.audio[i] = np.concatenate(got) if len(got) > 1 else got[0]
+
+    def vocode_jobs(self, work: list[tuple[cvstream.TokenStream, cvstream.FlowJob]]) -> list:
+        """Audio (or a plain line) per job: one batched flow call per kind of job; when the
+        batch fails, each job alone, so only the request at fault fails."""
+        if len(work) > 1 and not self.batch_flow:
+            return [r for item in work for r in self.vocode_jobs([item])]
+        try:
+            mels = cvstream.run_flow(self.flow, work)
+        except Exception:  # noqa: BLE001 - find the row at fault
+            if len(work) == 1:
+                log.exception("CosyVoice flow failed")
+                return [FAILED]
+            return [r for item in work for r in self.vocode_jobs([item])]
+        results = []
+        for (stream, job), mel in zip(work, mels, strict=True):
+            try:
+                results.append(stream.take(job, mel))
+            except VoxDeskError as exc:
+                results.append(str(exc))
+            except Exception:  # noqa: BLE001 - this request fails, the batch goes on
+                log.exception("CosyVoice vocoder failed")
+                results.append(FAILED)
+        return results
+
+    def _next_piece(self, seq: Sequence, st: _State) -> None:
+        """Put the next piece's prefix in ``seq``'s positions (the engine prefills it again)."""
         st.spoken += st.stream.tokens
         st.index += 1
         ids = prefix_ids(st.piece)
         seq.next_part(ids, [None] * len(ids))
         seq.max_patches = st.piece.max_len
         self._begin_piece(seq, st)
-        return audio, "piece"
 
 
 _EMPTY = np.zeros(0, np.float32)

@@ -95,17 +95,33 @@ class Hop:
         self.tokens = min(HOP_MAX, self.tokens * HOP_SCALE)
 
 
+@dataclass(frozen=True)
+class FlowJob:
+    """One flow call of a stream: tokens ``[:upto]``, frames kept from ``offset * 2``."""
+
+    upto: int
+    offset: int
+    streaming: bool  # chunk attention masks (every chunk but the last)
+    finalize: bool
+
+    @property
+    def frames(self) -> int:
+        """Mel frames the flow returns past the prompt (the look-ahead tokens give none)."""
+        return TOKEN_MEL_RATIO * (self.upto - (0 if self.finalize else PRE_LOOKAHEAD))
+
+
 @dataclass
 class TokenStream:
     """The flow and vocoder side of one LM run (one piece of a request's text).
 
-    :meth:`push` takes each new speech token and returns the audio of a chunk when one is due
-    (streaming), else an empty array; :meth:`finish` runs the rest once the LM has stopped.
-    ``generator`` is what CosyVoice2's vocoder draws its per-call random numbers from.
+    :meth:`push` records each new speech token and says whether a streaming chunk is due;
+    :meth:`job` is the flow call due next (``final``: the LM has stopped) and :meth:`take` turns
+    that call's mel into the audio not yet returned. :func:`run_flow` runs the jobs of several
+    streams as one batched flow call. ``generator`` is what CosyVoice2's vocoder draws its
+    per-call random numbers from.
     """
 
     family: str
-    flow: Flow
     hift: Vocoder
     voice: Voice
     streaming: bool = False
@@ -125,51 +141,41 @@ class TokenStream:
         prompt = self.voice.tokens.shape[1]
         self._pad = math.ceil(prompt / self.hop.tokens) * self.hop.tokens - prompt
 
-    def push(self, token: int) -> np.ndarray:
+    def push(self, token: int) -> bool:
+        """Record ``token`` (CosyVoice3 drops a silent one after five in a row); a chunk is due."""
         if self.family == "cosyvoice3" and token in SILENT_V3:
             self.silent_run += 1
             if self.silent_run > MAX_SILENT:
-                return _EMPTY
+                return self.due()
         else:
             self.silent_run = 0
         self.tokens.append(token)
-        if not self.streaming:
-            return _EMPTY
-        pieces = []
-        while True:
-            hop = self.hop.tokens + (self._pad if self.offset == 0 else 0)
-            if len(self.tokens) - self.offset < hop + PRE_LOOKAHEAD:
-                break
-            pieces.append(self._token2wav(self.offset + hop + PRE_LOOKAHEAD, streaming=True, finalize=False))
-            self.offset += hop
-            self.hop.grow()
-        return np.concatenate(pieces) if pieces else _EMPTY
+        return self.due()
 
-    def finish(self) -> np.ndarray:
-        """The audio of everything not yet returned (the LM has stopped)."""
+    def _hop(self) -> int:
+        return self.hop.tokens + (self._pad if self.offset == 0 else 0)
+
+    def due(self) -> bool:
+        return self.streaming and len(self.tokens) - self.offset >= self._hop() + PRE_LOOKAHEAD
+
+    def job(self, final: bool) -> FlowJob | None:
+        """The next flow call: the due chunk, or (``final``) the rest; None when nothing is left."""
+        if not final:
+            return FlowJob(self.offset + self._hop() + PRE_LOOKAHEAD, self.offset, True, False)
         if not self.tokens:
-            return _EMPTY
-        return self._token2wav(len(self.tokens), streaming=False, finalize=True)
+            return None
+        return FlowJob(len(self.tokens), self.offset, False, True)
 
     @torch.inference_mode()
-    def _token2wav(self, upto: int, streaming: bool, finalize: bool) -> np.ndarray:
-        v, dev = self.voice, self.voice.tokens.device
-        token = torch.tensor([self.tokens[:upto]], dtype=torch.long, device=dev)
-        mel = self.flow.inference(
-            token=token,
-            token_len=torch.tensor([upto], device=dev),
-            prompt_token=v.tokens,
-            prompt_token_len=torch.tensor([v.tokens.shape[1]], device=dev),
-            prompt_feat=v.feat,
-            prompt_feat_len=torch.tensor([v.feat.shape[1]], device=dev),
-            embedding=v.embedding,
-            streaming=streaming,
-            finalize=finalize,
-        )[:, :, self.offset * TOKEN_MEL_RATIO :].float()
+    def take(self, job: FlowJob, mel: torch.Tensor) -> np.ndarray:
+        """The audio of ``job`` from the flow's mel ``[1, 80, job.frames - 2 * offset]``."""
         if not bool(torch.isfinite(mel).all()):
             raise VoxDeskError(INVALID)
         vocode = self._vocode_v2 if self.family == "cosyvoice2" else self._vocode_v3
-        audio = vocode(mel, finalize)
+        audio = vocode(mel.float(), job.finalize)
+        if not job.finalize:
+            self.offset += self._hop()
+            self.hop.grow()
         return audio[0].cpu().numpy().astype(np.float32, copy=False)
 
     def _resample(self, mel: torch.Tensor) -> torch.Tensor:
@@ -201,7 +207,6 @@ class TokenStream:
         return new
 
 
-_EMPTY = np.zeros(0, np.float32)
 _WINDOW = np.hamming(2 * SOURCE_CACHE)
 
 
@@ -212,4 +217,43 @@ def fade_in_out(speech: torch.Tensor, tail: torch.Tensor) -> torch.Tensor:
     w = torch.from_numpy(_WINDOW).to(speech.device)
     out = speech.clone()
     out[..., :n] = (speech[..., :n] * w[:n] + tail[..., -n:] * w[n:]).to(speech.dtype)
+    return out
+
+
+@torch.inference_mode()
+def run_flow(flow: Flow, work: list[tuple[TokenStream, FlowJob]]) -> list[torch.Tensor]:
+    """Each job's new mel ``[1, 80, T]``, the jobs with the same masks and ``finalize`` run as
+    one batched flow call (rows padded; the flow masks each row to its own lengths)."""
+    out: list[torch.Tensor | None] = [None] * len(work)
+    groups: dict[tuple[bool, bool], list[int]] = {}
+    for i, (_, job) in enumerate(work):
+        groups.setdefault((job.streaming, job.finalize), []).append(i)
+    for (streaming, finalize), rows in groups.items():
+        streams = [work[i][0] for i in rows]
+        jobs = [work[i][1] for i in rows]
+        voices = [s.voice for s in streams]
+        dev = voices[0].tokens.device
+        token = [torch.tensor(s.tokens[: j.upto]) for s, j in zip(streams, jobs, strict=True)]
+        mel = flow.inference(
+            token=_pad_rows(token, dev),
+            token_len=torch.tensor([j.upto for j in jobs], device=dev),
+            prompt_token=_pad_rows([v.tokens[0] for v in voices], dev),
+            prompt_token_len=torch.tensor([v.tokens.shape[1] for v in voices], device=dev),
+            prompt_feat=_pad_rows([v.feat[0] for v in voices], dev),
+            prompt_feat_len=torch.tensor([v.feat.shape[1] for v in voices], device=dev),
+            embedding=torch.cat([v.embedding for v in voices]),
+            streaming=streaming,
+            finalize=finalize,
+        )
+        for b, (i, job) in enumerate(zip(rows, jobs, strict=True)):
+            out[i] = mel[b : b + 1, :, job.offset * TOKEN_MEL_RATIO : job.frames]
+    return out  # type: ignore[return-value]
+
+
+def _pad_rows(rows: list[torch.Tensor], device: torch.device) -> torch.Tensor:
+    """Rows of different lengths (dim 0) right-padded with zeros into one batch."""
+    n = max(r.shape[0] for r in rows)
+    out = torch.zeros((len(rows), n, *rows[0].shape[1:]), dtype=rows[0].dtype, device=device)
+    for b, r in enumerate(rows):
+        out[b, : r.shape[0]] = r
     return out

@@ -131,14 +131,17 @@ def _clean_chinese(text: str) -> str:
     return _TRAILING_COMMAS.sub("。", text)
 
 
-def normalize(text: str, split: bool = True, encode: Encode | None = None) -> list[str]:
+def normalize(
+    text: str, split: bool = True, encode: Encode | None = None, text_frontend: bool = True
+) -> list[str]:
     """The official ``text_normalize``: the pieces to speak (``split``) or the whole normalized
     text as one item (``split=False``, how the official code treats a prompt transcript).
 
     ``encode`` is the model's tokenizer (:meth:`CosyTokenizer.encode`): English pieces are
     measured in its tokens, as the official code does; Chinese ones in characters. A text with
-    ``<|`` and ``|>`` in it is returned unchanged as one piece."""
-    if text == "" or ("<|" in text and "|>" in text):
+    ``<|`` and ``|>`` in it, or any text with ``text_frontend=False`` (the official switch), is
+    returned unchanged as one piece."""
+    if not text_frontend or text == "" or ("<|" in text and "|>" in text):
         return [text]
     text = text.strip()
     if is_chinese(text):
@@ -174,13 +177,15 @@ def lm_texts(
     return text, (f"{SYSTEM} {instruction}{ENDOFPROMPT}" if v3 else instruction + ENDOFPROMPT)
 
 
-def request_texts(family: str, mode: str, text: str, prompt_text: str = "", instruction: str = "",
-                  encode: Encode | None = None) -> tuple[list[str], str]:  # fmt: skip
+def request_texts(
+    family: str, mode: str, text: str, prompt_text: str = "", instruction: str = "",
+    encode: Encode | None = None, text_frontend: bool = True,
+) -> tuple[list[str], str]:  # fmt: skip
     """(the pieces to speak, the prompt-text slot) as the official ``inference_*`` entries make
     them: :func:`lm_texts`, then the text normalized and split; in zero-shot the prompt slot
     normalized without splitting (CosyVoice3's holds ``<|endofprompt|>``, so it stays as it is);
-    the instruction is never normalized."""
+    the instruction is never normalized. ``text_frontend=False`` skips normalizing and splitting."""
     text, prompt = lm_texts(family, mode, text, prompt_text, instruction)
     if mode == "zero_shot":
-        prompt = normalize(prompt, split=False)[0]
-    return normalize(text, split=True, encode=encode), prompt
+        prompt = normalize(prompt, split=False, text_frontend=text_frontend)[0]
+    return normalize(text, split=True, encode=encode, text_frontend=text_frontend), prompt

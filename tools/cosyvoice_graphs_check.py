@@ -1,9 +1,12 @@
-"""CosyVoice through the engine: ms per LM step, RTF and first audio at each concurrency, and on
-CUDA whether the captured decode graphs give the eager step's tokens.
+"""CosyVoice's captured decode graphs against the eager step, through the engine: on CUDA the same
+requests (same seeds) run once with ``cuda_graphs=False`` and once with graphs, and their speech
+tokens must be equal; with the step times, RTF and first audio of each run beside them.
+(The side-by-side benchmark with the official loop is app/models/cosyvoice/bench.py.)
 
-    python -m app.models.cosyvoice.bench --preset cosyvoice3-tiny --device cpu --concurrency 1,4 \\
-        --json out.json
-    python -m app.models.cosyvoice.bench --model DIR --device cuda --concurrency 1,16,64 --json out.json
+    PYTHONPATH=$PWD python tools/cosyvoice_graphs_check.py --preset cosyvoice3-tiny --device cpu \\
+        --concurrency 1,4 --json out.json
+    PYTHONPATH=$PWD python tools/cosyvoice_graphs_check.py --device cuda --concurrency 1,16,64 \\
+        --json $OUT/cv_graphs.json
 
 Every request speaks the same text cross-lingually with the goldens' prompt.wav (one cached
 voice), streaming, each with its own seed. A step's wall time counts the LM step of the whole
@@ -30,7 +33,7 @@ from app.engine.request import SynthRequest
 from app.engine.voice import VoicePrompt
 from app.models.cosyvoice.checkpoint import write_checkpoint
 
-PROMPT = Path(__file__).resolve().parents[3] / "tests" / "data" / "cosyvoice" / "prompt.wav"
+PROMPT = Path(__file__).resolve().parents[1] / "tests" / "data" / "cosyvoice" / "prompt.wav"
 TEXT = "收到好友从远方寄来的生日礼物，那份意外的惊喜与深深的祝福让我心中充满了甜蜜的快乐。"
 
 
@@ -124,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             }
             print("graph tokens equal eager:", result["graphs_equal_eager"], flush=True)
     Path(args.json).write_text(json.dumps(result, indent=1), encoding="utf-8")
-    return 0
+    return 0 if all(result.get("graphs_equal_eager", {}).values()) else 1
 
 
 if __name__ == "__main__":
