@@ -104,9 +104,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         kind = {"recognizer": "speech recognition", "speaker": "speaker similarity (training)"}.get(
             e.kind, "speech model"
         )
-        print(f"{e.key:<16}{e.title}")
-        print(f"{'':<16}{kind}, about {e.size_mb:,} MB, licence {e.license.name}; {e.state()}")
-        print(f"{'':<16}{e.folder}")
+        print(f"{e.key:<21}{e.title}")
+        print(f"{'':<21}{kind}, about {e.size_mb:,} MB, licence {e.license.name}; {e.state()}")
+        print(f"{'':<21}{e.folder}")
     return 0
 
 
@@ -202,7 +202,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     listing = models.add_parser("list", help="the speech models and recognizers: size, licence, state")
     listing.set_defaults(func=cmd_list)
     get = models.add_parser("download", help="download a model (resumable, checked against its checksums)")
-    get.add_argument("name", help="VoxCPM2, VoxCPM1.5, VoxCPM-0.5B or SenseVoiceSmall (see models list)")
+    get.add_argument("name", help="VoxCPM2, VoxCPM1.5, VoxCPM-0.5B, Fun-CosyVoice3-0.5B, CosyVoice2-0.5B, "
+                     "SenseVoiceSmall or CAMPlusSpeaker (see models list)")
     get.add_argument("--source", choices=SOURCES, default="huggingface",
                      help="where from (default huggingface; mirror: a Hugging Face mirror)")  # fmt: skip
     get.add_argument("--mirror", metavar="URL", help=f"the mirror's address (default {dl.HF_MIRROR_DEFAULT})")

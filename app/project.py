@@ -69,6 +69,7 @@ class ScriptSettings:
     cfg_value: float = 2.0
     inference_timesteps: int = 10
     voice_design: str = ""  # VoxCPM2: a description of the voice, sent as "(description)text"
+    instruction: str = ""  # CosyVoice: how to speak ("请用四川话表达。"), SynthRequest.instruction
     default_voice: str | None = None  # voice name for untagged lines; None: the model's own voice
     gap_seconds: float = 0.3  # silence between sentences when playing and exporting
     paragraph_gap_seconds: float = 0.8  # after a paragraph (a blank line follows)
@@ -101,6 +102,7 @@ class ScriptSettings:
             object.__setattr__(self, name, kind(getattr(self, name)))
         object.__setattr__(self, "max_chars", int(self.max_chars))
         object.__setattr__(self, "voice_design", str(self.voice_design))
+        object.__setattr__(self, "instruction", str(self.instruction))
         if not isinstance(self.normalize, bool):
             raise ValueError(f"normalize must be true or false, got {self.normalize!r}")
         if self.default_voice is not None:
@@ -126,6 +128,7 @@ class SegmentOverride:
     cfg_value: float | None = None
     inference_timesteps: int | None = None
     voice_design: str | None = None
+    instruction: str | None = None
     rate: float | None = None  # this line's speaking rate (wins over its voice's and the script's)
 
     def __post_init__(self) -> None:
@@ -134,6 +137,7 @@ class SegmentOverride:
             ("cfg_value", float),
             ("inference_timesteps", int),
             ("voice_design", str),
+            ("instruction", str),
             ("rate", float),
         ):
             value = getattr(self, name)
@@ -187,6 +191,7 @@ class SegmentJob:
     inference_timesteps: int
     normalize: bool = False  # numbers and symbols spelled out (app/text/normalize.py) before speaking
     rate: float = 1.0  # speaking rate (line > voice > script, resolved by Project.jobs)
+    instruction: str = ""  # how to speak, for families with the "instruction" control (CosyVoice)
     # seconds of silence after it when playing and exporting; not part of the take itself
     pause_after: float = field(default=0.0, compare=False)
 
@@ -197,6 +202,8 @@ class SegmentJob:
             parts.append("normalize")
         if self.rate != 1.0:  # (so takes made before rates existed stay current)
             parts.append(f"rate {self.rate:.4f}")
+        if self.instruction:
+            parts.append(f"instruction {self.instruction}")
         return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:16]
 
 
@@ -221,6 +228,10 @@ class Project:
     # A voice's own speaking rate (casefolded voice name -> rate), from the voice library; the
     # window keeps it up to date. Not stored: it belongs to the voice.
     voice_rates: dict[str, float] = field(default_factory=dict, compare=False)
+    # The loaded model family's controls (app/engine/family.py): a voice design is put before
+    # the text only for a family with "voice_design", an instruction sent only to one with
+    # "instruction"; None (no model yet, export, the command line) means VoxCPM2's. Not stored.
+    controls: frozenset[str] | None = field(default=None, compare=False)
     # Self-contained: saving copies the takes into "<name>_takes" beside the file, referred to
     # by relative paths, so the file and that folder can move to another computer together.
     self_contained: bool = False
@@ -255,6 +266,11 @@ class Project:
         for index, (key, seg) in enumerate(zip(self.keys(), segments, strict=True)):
             over = self.overrides.get(key, SegmentOverride())
             design = self.settings.voice_design if over.voice_design is None else over.voice_design
+            if self.controls is not None and "voice_design" not in self.controls:
+                design = ""
+            instruction = self.settings.instruction if over.instruction is None else over.instruction
+            if self.controls is None or "instruction" not in self.controls:
+                instruction = ""
             spoken = self.rules.apply(seg.text)
             text = f"({design.strip()}){spoken}" if design.strip() else spoken
             voice = cast.get(seg.voice.casefold(), seg.voice) if seg.voice else self.settings.default_voice
@@ -275,6 +291,7 @@ class Project:
                     ),
                     normalize=self.settings.normalize,
                     rate=self.rate_of(over, voice),
+                    instruction=instruction.strip(),
                     pause_after=0.0 if last else self._pause(seg),
                 )
             )

@@ -1,12 +1,14 @@
 """``voxdesk --self-test``: prove that an installation can speak, without a real model or a sound card.
 
-It loads a tiny random checkpoint (the frozen bundle ships one in ``selftest-model/``, written at
-build time; a source checkout writes one to a temp folder), synthesises a sentence through the
-engine exactly as the app does, writes the audio to a WAV file, reads it back and checks it:
-the sample rate, a non-zero length, finite samples, and not silence. It also checks that the
-native audio libraries (libsndfile, PortAudio) load. It prints a short report and returns 0, or
-prints one ``SELF-TEST FAILED: ...`` line and returns 1. Random weights make noise, not speech:
-this tests the installation, not the voice.
+For each model family VoxDesk runs (VoxCPM, CosyVoice) it loads a tiny random checkpoint (the
+frozen bundle ships them in ``selftest-model/`` and ``selftest-cosyvoice3/``, written at build
+time; a source checkout writes them to a temp folder), synthesises a sentence through the engine
+exactly as the app does (CosyVoice with a synthetic voice clip: it always clones one), writes the
+audio to a WAV file, reads it back and checks it: the sample rate, a non-zero length, finite
+samples, and not silence; one line per family. It also checks that the native audio libraries
+(libsndfile, PortAudio) load. It prints a short report and returns 0, or prints one
+``SELF-TEST FAILED: ...`` line and returns 1. Random weights make noise, not speech: this tests
+the installation, not the voice. Given a model folder, it checks that one model only.
 """
 
 from __future__ import annotations
@@ -25,8 +27,11 @@ from app.errors import VoxDeskError
 SENTENCE = "VoxDesk self-test: one short sentence, spoken by a tiny model."
 PRESET = "tiny-v2"
 BUNDLED_MODEL = "selftest-model"
+COSYVOICE_PRESET = "cosyvoice3-tiny"
+BUNDLED_COSYVOICE = "selftest-cosyvoice3"
 MIN_PATCHES = 8
 MAX_PATCHES = 12
+MAX_STEPS = 2000  # CosyVoice stops on its own stop token, within 20 tokens per text token
 SILENCE_RMS = 1e-4
 
 
@@ -41,30 +46,58 @@ def write_selftest_model(folder: str | Path) -> Path:
     return write_checkpoint(folder, preset=PRESET, seed=0)
 
 
-def bundled_model_dir() -> Path | None:
-    """The checkpoint shipped inside a frozen bundle, or None when not running from one."""
+def write_selftest_cosyvoice(folder: str | Path) -> Path:
+    """Write the tiny CosyVoice self-test folder into ``folder`` (the bundle build calls this).
+    The Qwen weights of ``CosyVoice-BlankEN/`` are left out: ``llm.pt`` holds the LM, the
+    tokenizer files are all VoxDesk reads there (as from a downloaded model)."""
+    from app.models.cosyvoice.checkpoint import write_checkpoint
+
+    out = write_checkpoint(folder, COSYVOICE_PRESET, seed=0)
+    (out / "CosyVoice-BlankEN" / "model.safetensors").unlink(missing_ok=True)
+    return out
+
+
+def bundled_model_dir(name: str = BUNDLED_MODEL) -> Path | None:
+    """A checkpoint shipped inside a frozen bundle, or None when not running from one."""
     base = getattr(sys, "_MEIPASS", None)
-    return Path(base) / BUNDLED_MODEL if base else None
+    return Path(base) / name if base else None
+
+
+def voice_clip(rate: int = 16000, seconds: float = 2.0) -> np.ndarray:
+    """A voiced-sounding synthetic clip (a gliding tone with harmonics) to clone from."""
+    t = np.arange(int(rate * seconds)) / rate
+    f0 = 140 + 40 * np.sin(2 * np.pi * 0.7 * t)
+    phase = 2 * np.pi * np.cumsum(f0) / rate
+    clip = sum(np.sin(k * phase) / k for k in range(1, 6)) * (0.5 + 0.5 * np.sin(2 * np.pi * 3 * t) ** 2)
+    return (0.2 * clip).astype(np.float32)
+
+
+def _request(engine, text: str):
+    """The self-test's request for the loaded family: VoxCPM with a fixed short length, CosyVoice
+    cloning :func:`voice_clip` (cross-lingual: no transcript)."""
+    from app.engine import SynthRequest
+    from app.engine.voice import VoicePrompt
+
+    if engine.info.has("timesteps"):
+        return SynthRequest(text, seed=1234, inference_timesteps=4, min_len=MIN_PATCHES, max_len=MAX_PATCHES)
+    voice = VoicePrompt(reference_audio=voice_clip(), sample_rate=16000)
+    return SynthRequest(text=text, voice=voice, seed=1234)
 
 
 def synthesise(model_dir: Path, text: str, device: str) -> tuple[np.ndarray, int, dict[str, str]]:
     """Speak ``text`` through the engine; return (samples, sample rate, facts for the report)."""
     from app.cpu_precision import device_line
-    from app.engine import Engine, EngineConfig, SynthRequest
+    from app.engine import Engine, EngineConfig
     from app.engine.events import AudioChunk, RequestFailed, RequestFinished
 
     start = time.perf_counter()
     engine = Engine(EngineConfig(model_dir=str(model_dir), device=device, max_num_seqs=2, max_model_len=512))
     loaded = time.perf_counter()
     try:
-        rid = engine.submit(
-            SynthRequest(
-                text=text, seed=1234, inference_timesteps=4, min_len=MIN_PATCHES, max_len=MAX_PATCHES
-            )
-        )
+        rid = engine.submit(_request(engine, text))
         chunks: list[np.ndarray] = []
         finished: RequestFinished | None = None
-        for _ in range(10 * MAX_PATCHES):
+        for _ in range(MAX_STEPS):
             for event in engine.step():
                 if event.request_id != rid:
                     continue
@@ -77,20 +110,19 @@ def synthesise(model_dir: Path, text: str, device: str) -> tuple[np.ndarray, int
             if finished is not None:
                 break
         if finished is None:
-            raise SelfTestFailure(f"the engine did not finish the sentence in {10 * MAX_PATCHES} steps")
+            raise SelfTestFailure(f"the engine did not finish the sentence in {MAX_STEPS} steps")
         rate = int(engine.sample_rate)
         facts = {
             "device": device_line(str(engine.device), engine.precision),
-            "model": getattr(engine, "model_name", model_dir.name),
+            "model": engine.info.label,
         }
     finally:
         engine.shutdown()
     done = time.perf_counter()
     samples = np.concatenate(chunks) if chunks else np.zeros(0, np.float32)
-    facts["load"] = f"{loaded - start:.2f} s"
     facts["speech"] = (
-        f"{finished.n_patches} patches, {1000 * samples.size / rate:.0f} ms of audio at {rate} Hz"
-        f" in {done - loaded:.2f} s"
+        f"loaded in {loaded - start:.2f} s, {finished.n_patches} steps, {1000 * samples.size / rate:.0f} ms "
+        f"of audio at {rate} Hz in {done - loaded:.2f} s"
     )
     return samples, rate, facts
 
@@ -125,26 +157,48 @@ def audio_libraries() -> str:
     return f"libsndfile {soundfile.__libsndfile_version__}; PortAudio {portaudio}"
 
 
+def _models(model_dir: Path | None, tmp: Path, say: Callable[[str], None]) -> list[Path]:
+    """The folders to check: the one given, else one tiny model per family (the bundle's, or
+    written now in a source checkout)."""
+    if model_dir is not None:
+        return [model_dir]
+    models = []
+    for name, write in ((BUNDLED_MODEL, write_selftest_model), (BUNDLED_COSYVOICE, write_selftest_cosyvoice)):
+        folder = bundled_model_dir(name)
+        try:
+            models.append(folder if folder is not None else write(tmp / name))
+        except ImportError as exc:  # the CosyVoice writer builds its .onnx files with the onnx package
+            say(f"  {name + ':':13} skipped: writing it needs {exc.name} (pip install -e '.[test]')")
+    return models
+
+
+def check_model(model_dir: Path, device: str, tmp: Path, say: Callable[[str], None], first: bool) -> None:
+    """Speak with one model, write and read back its WAV file; one line (after the device's)."""
+    if not model_dir.is_dir():
+        raise SelfTestFailure(f"the self-test model is missing: {model_dir} is not a folder")
+    samples, rate, facts = synthesise(model_dir, SENTENCE, device)
+    if first:
+        say(f"  {'device:':13} {facts['device']}")
+    if samples.size == 0:
+        raise SelfTestFailure(f"{facts['model']}: the engine produced no audio")
+    from app.audio.io import write_audio
+
+    wav = tmp / f"selftest-{model_dir.name}.wav"
+    write_audio(wav, samples, rate)
+    try:
+        written = check_file(wav, rate, samples.size)
+    except SelfTestFailure as exc:
+        raise SelfTestFailure(f"{facts['model']}: {exc}") from None
+    say(f"  {facts['model'] + ':':13} {facts['speech']}; wav file: {written}")
+
+
 def run_checks(model_dir: Path | None, device: str, say: Callable[[str], None]) -> None:
     """Every check in order; raises on the first failure."""
     with tempfile.TemporaryDirectory(prefix="voxdesk-selftest-") as tmp:
-        if model_dir is None:
-            model_dir = bundled_model_dir()
-            if model_dir is None:  # a source checkout: write the tiny checkpoint now
-                model_dir = write_selftest_model(Path(tmp) / BUNDLED_MODEL)
-        if not model_dir.is_dir():
-            raise SelfTestFailure(f"the self-test model is missing: {model_dir} is not a folder")
-        say(f"  model folder: {model_dir}")
-        samples, rate, facts = synthesise(model_dir, SENTENCE, device)
-        for key in ("model", "device", "load", "speech"):
-            say(f"  {key + ':':13} {facts[key]}")
-        if samples.size == 0:
-            raise SelfTestFailure("the engine produced no audio")
-        from app.audio.io import write_audio
-
-        wav = Path(tmp) / "selftest.wav"
-        write_audio(wav, samples, rate)
-        say(f"  {'wav file:':13} {check_file(wav, rate, samples.size)}")
+        models = _models(model_dir, Path(tmp), say)
+        say(f"  {'models:':13} {', '.join(str(m) for m in models)}")
+        for i, folder in enumerate(models):
+            check_model(folder, device, Path(tmp), say, first=i == 0)
         say(f"  {'audio libs:':13} {audio_libraries()}")
 
 

@@ -181,13 +181,20 @@ def _lora(args: argparse.Namespace) -> str | None:
 
 def _render_batch(jobs: list[Job], voice, args: argparse.Namespace) -> Iterator[tuple[Job, _Rendered]]:
     """All lines of a text file as one batch through the engine (same audio as one by one)."""
-    import numpy as np
-
     from app.engine import Engine
-    from app.engine.events import AudioChunk, RequestFailed, RequestRetried
 
     engine = Engine(engine_config(args, max_num_seqs=min(len(jobs), 64)))
-    reqs = _requests(jobs, voice, args)
+    for job, (audio, ev) in run_batch(engine, jobs, _requests(jobs, voice, args)):
+        yield job, _Rendered(audio, engine.sample_rate, ev.n_patches, ev.seed)
+
+
+def run_batch(engine, jobs: list[Job], reqs: list) -> Iterator[tuple[Job, tuple]]:
+    """``reqs`` (one per job) through ``engine`` at once: (job, (audio, RequestFinished)) as each
+    ends; the first failure is one line naming its line of text."""
+    import numpy as np
+
+    from app.engine.events import AudioChunk, RequestFailed, RequestRetried
+
     ids = [engine.submit(r) for r in reqs]
     by_id = dict(zip(ids, jobs, strict=True))
     chunks: dict[int, list] = {rid: [] for rid in ids}
@@ -200,8 +207,9 @@ def _render_batch(jobs: list[Job], voice, args: argparse.Namespace) -> Iterator[
             elif isinstance(ev, RequestFailed):
                 raise VoxDeskError(f"Line {ids.index(ev.request_id) + 1}: {ev.message}")
             else:
-                audio = np.concatenate(chunks.pop(ev.request_id))
-                yield by_id.pop(ev.request_id), _Rendered(audio, engine.sample_rate, ev.n_patches, ev.seed)
+                parts = chunks.pop(ev.request_id)
+                audio = np.concatenate(parts) if parts else np.zeros(0, np.float32)
+                yield by_id.pop(ev.request_id), (audio, ev)
 
 
 def _render_remote(jobs: list[Job], args: argparse.Namespace) -> Iterator[tuple[Job, _Rendered]]:
@@ -268,6 +276,14 @@ def cmd_synth(args: argparse.Namespace) -> int:
         return 0
     if not args.model:
         raise VoxDeskError("Give --model DIR (a model on this computer) or --server URL (a speech server).")
+    if args.seed is not None:  # as the official examples do before a call; the request is seeded too
+        from app.synth_family import seed_everything
+
+        seed_everything(args.seed)
+    from app.engine.family import detect_family
+
+    if detect_family(args.model) != "voxcpm":
+        return _speak_family(jobs, args)
     cfg = load_config(args.model)
     device = resolve_device(args.device)
     if args.threads is not None and args.threads < 1:
@@ -299,9 +315,27 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return 0
 
 
+def _speak_family(jobs: list[Job], args: argparse.Namespace) -> int:
+    """Another family's folder (CosyVoice): every line through the engine, as app/synth_family says."""
+    from app.audio.io import write_audio
+    from app.engine import Engine
+    from app.synth_family import synth_family
+
+    _make_folder(jobs[0].out.parent)
+    engine = Engine(engine_config(args, max_num_seqs=min(len(jobs), 64)))
+    try:
+        for job, result in synth_family(engine, jobs, args):
+            write_audio(job.out, result.audio, result.sample_rate, fmt=job.fmt)
+            seconds = len(result.audio) / result.sample_rate
+            print(f"{job.out}: {seconds:.2f} s, seed {result.seed}{result.note}")
+    finally:
+        engine.shutdown()
+    return 0
+
+
 def add_synth(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("synth", help="speak text with a VoxCPM model and write WAV files")
-    p.add_argument("--model", help="model folder (config.json, weights, tokenizer)")
+    p = sub.add_parser("synth", help="speak text with a VoxCPM or CosyVoice model and write WAV files")
+    p.add_argument("--model", help="model folder (VoxCPM or CosyVoice2/3: the family is told by its files)")
     p.add_argument("--server", help="send the text to this OpenAI-compatible speech server instead")
     p.add_argument("--api-key", help="the server's API key (with --server)")
     p.add_argument(
@@ -312,17 +346,21 @@ def add_synth(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--text-file", help="UTF-8 file; each non-empty line is spoken to its own file")
     p.add_argument("--voice", metavar="NAME", help="a voice from the voice library, by name or id")
     p.add_argument("--voices", metavar="DIR", help="voice library folder (default: the app's own)")
-    p.add_argument("--ref-wav", help="reference recording of the voice (VoxCPM2)")
+    p.add_argument("--ref-wav", help="reference recording of the voice without its transcript (VoxCPM2; "
+                   "CosyVoice: cross-lingual, or instruct with --control)")
     p.add_argument("--prompt-wav", help="prompt recording to continue from (needs --prompt-text)")
     p.add_argument("--prompt-text", help="the words spoken in --prompt-wav")
-    p.add_argument("--control", help="voice design: describe the voice (VoxCPM2)")
+    p.add_argument("--control", help="VoxCPM2: voice design, describe the voice; CosyVoice: the instruction, "
+                   "how to speak (e.g. 请用四川话表达。)")
     p.add_argument(
         "--lora",
         metavar="DIR",
         help="speak with this LoRA: a folder the official trainer wrote (lora_weights.safetensors or "
         ".ckpt, lora_config.json); default: the one attached to --voice, if any",
     )
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: a new one each run)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: a new one each run); "
+                   "Python's, NumPy's and torch's generators are seeded with it too, as the official "
+                   "examples do")
     p.add_argument("--cfg", type=float, default=2.0, help="guidance strength (default 2.0)")
     p.add_argument("--timesteps", type=int, default=10, help="diffusion steps per patch (default 10)")
     p.add_argument("--min-len", type=int, default=2, help="minimum patches before stopping (default 2)")

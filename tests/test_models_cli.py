@@ -47,10 +47,12 @@ def _models(home: Path) -> Path:
 def test_models_list_names_size_licence_and_state(home, capsys):
     assert main(["models", "list"]) == 0
     out = capsys.readouterr().out
-    for key in ("VoxCPM2", "VoxCPM1.5", "VoxCPM-0.5B", "SenseVoiceSmall", "CAMPlusSpeaker"):
+    keys = ("VoxCPM2", "VoxCPM1.5", "VoxCPM-0.5B", "Fun-CosyVoice3-0.5B", "CosyVoice2-0.5B",
+            "SenseVoiceSmall", "CAMPlusSpeaker")  # fmt: skip
+    for key in keys:
         assert f"\n{key} " in f"\n{out}"
-    assert out.count("licence Apache-2.0") == 4 and "licence FunASR Model Open Source License" in out
-    assert out.count("not downloaded") == 5 and "speaker similarity (training)" in out
+    assert out.count("licence Apache-2.0") == 6 and "licence FunASR Model Open Source License" in out
+    assert out.count("not downloaded") == 7 and "speaker similarity (training)" in out
     (_models(home) / "VoxCPM2").mkdir()
     (_models(home) / "VoxCPM2" / "model.safetensors.part").write_bytes(b"x")
     main(["models", "list"])

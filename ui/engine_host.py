@@ -52,6 +52,9 @@ class ModelInfo:
     device: str  # status-bar text, e.g. "NVIDIA H200 · 120.3 GB free" or "CPU"
     limits: Any = None  # app.voices.fit.ModelLimits: what fits in the model's positions
     precision: str = ""  # on the CPU "fp32", "bf16" or "int8" (app/cpu_precision.py); else ""
+    # the family's controls (FamilyInfo.controls): which fields the window shows; None for a
+    # speech server's model (its own settings, as VoxCPM's)
+    controls: frozenset[str] | None = None
 
     @property
     def results_key(self) -> str:
@@ -92,14 +95,29 @@ def describe_precision(precision: Any) -> str:
 
 
 def _needs_encoding(prompt: Any) -> bool:
+    if prompt.sample_rate is not None:  # a family other than VoxCPM: its cached features
+        return prompt.features is None
     return (prompt.prompt_audio is not None and prompt.prompt_latents is None) or (
         prompt.reference_audio is not None and prompt.reference_latents is None
     )
 
 
 def _limits(engine: Any) -> Any:
+    """What fits in the model's positions (the voice panel's guide)."""
     from app.voices.fit import ModelLimits
 
+    if engine.info.name == "cosyvoice":  # 25 speech tokens a second, from 16 kHz audio, <= 30 s
+        from app.models.cosyvoice.voice import MAX_SECONDS
+
+        encode = engine.runner.tokenizer.encode
+        return ModelLimits(
+            max_positions=int(engine.max_model_len),
+            encoder_rate=16000,
+            encoder_samples_per_patch=640,
+            output_patches_per_second=25.0,
+            count_tokens=lambda text: len(encode(text)) if text else 0,
+            max_voice_seconds=MAX_SECONDS,
+        )
     m, tokenizer = engine.runner.model, engine.runner.tokenizer
     return ModelLimits(
         max_positions=int(engine.max_model_len),
@@ -171,6 +189,7 @@ class EngineHost(QObject):
                 device=describe_device(str(engine.device), engine.precision),
                 limits=_limits(engine),
                 precision=engine.precision.name if engine.precision else "",
+                controls=engine.info.controls,
             )
         except Exception as exc:  # noqa: BLE001 - every failure becomes one message
             self.loadFailed.emit(report(exc, "loading the model"))

@@ -283,12 +283,14 @@ class MainWindow(QMainWindow):
 
     def _load_project_into_views(self) -> None:
         s = self.project.settings
+        self.project.controls = self.model.controls
         self.script.set_text(self.project.text)
         self.script.settings.set_values(
             {
                 "cfg_value": s.cfg_value,
                 "inference_timesteps": s.inference_timesteps,
                 "style": s.voice_design,
+                "instruction": s.instruction,
                 "seed": s.seed,
             }
         )
@@ -380,6 +382,7 @@ class MainWindow(QMainWindow):
                 cfg_value=values["cfg_value"],
                 inference_timesteps=values["inference_timesteps"],
                 voice_design=values["style"],
+                instruction=values["instruction"],
                 default_voice=self.script.default_voice(),
                 normalize=self.script.normalize.isChecked(),
                 seed=values["seed"],
@@ -541,7 +544,9 @@ class MainWindow(QMainWindow):
 
         key, prompt = self._voice_prompt(job.voice) if job.voice else (None, None)
         voice = self._voice_index.get(job.voice.casefold()) if job.voice else None
-        lora_dir = self.library.lora_folder(voice) if voice is not None else None
+        controls = self.model.controls
+        takes_lora = controls is None or "lora" in controls  # a LoRA is VoxCPM's: others speak without
+        lora_dir = self.library.lora_folder(voice) if voice is not None and takes_lora else None
         # normalized in a child process (see app/text/normalize.py), ready by the time the engine
         # thread builds the request; segments are submitted in order, so the first is ready first
         spoken = normalize.background.submit(job.text) if job.normalize else None
@@ -555,6 +560,7 @@ class MainWindow(QMainWindow):
                 inference_timesteps=job.inference_timesteps,
                 speed=job.rate,
                 lora=None if lora_dir is None else str(lora_dir),
+                instruction=job.instruction,
             )
 
         return key, prompt, build
@@ -879,6 +885,9 @@ class MainWindow(QMainWindow):
         self.session.sample_rate = info.sample_rate
         self.session.context = info.results_key
         self.voices.set_architecture(info.architecture)
+        self.project.controls = self.model.controls  # the texts and fields this family takes
+        self.script.settings.set_controls(self.model.controls)
+        self.voices.set_controls(self.model.controls)
         self._refresh_segments()
         self._show_model_state()
         if self.project.settings.normalize:

@@ -8,7 +8,9 @@ from pathlib import Path
 from app.models.download import KNOWN_MODELS
 from ui.engine_host import ModelInfo
 
-FAMILY_NAMES = {"voxcpm2": "VoxCPM2", "voxcpm": "VoxCPM"}
+FAMILY_NAMES = {
+    "voxcpm2": "VoxCPM2", "voxcpm": "VoxCPM", "cosyvoice3": "Fun-CosyVoice3", "cosyvoice2": "CosyVoice2"
+}
 
 
 def model_title(folder_name: str, architecture: str, sample_rate: int) -> str:
@@ -58,6 +60,12 @@ class ModelState:
     @property
     def architecture(self) -> str:
         return self.info.architecture if self.info else "voxcpm2"
+
+    @property
+    def controls(self) -> frozenset[str] | None:
+        """What the loaded family honours (app/engine/family.py); None: not known (no model yet,
+        or a speech server's), treated as VoxCPM's."""
+        return self.info.controls if self.info else None
 
     @property
     def encoder_rate(self) -> int:

@@ -252,18 +252,22 @@ class WindowActions(QObject):
             "cfg_value": s.cfg_value,
             "inference_timesteps": s.inference_timesteps,
             "style": s.voice_design,
+            "instruction": s.instruction,
         }
         over = self.w.project.overrides.get(job.key, projects.SegmentOverride())
         own = None
-        if (over.cfg_value, over.inference_timesteps, over.voice_design, over.rate) != (None,) * 4:
+        values = (over.cfg_value, over.inference_timesteps, over.voice_design, over.instruction, over.rate)
+        if values != (None,) * 5:
             own = {
                 "cfg_value": over.cfg_value if over.cfg_value is not None else s.cfg_value,
                 "inference_timesteps": over.inference_timesteps or s.inference_timesteps,
                 "style": over.voice_design if over.voice_design is not None else s.voice_design,
+                "instruction": over.instruction if over.instruction is not None else s.instruction,
                 "rate": over.rate,
             }
         take = self.w.session.segments[row].seed
-        dialog = SegmentSettingsDialog(script_values, own, over.seed, self.w, take_seed=take)
+        dialog = SegmentSettingsDialog(script_values, own, over.seed, self.w, take_seed=take,
+                                       controls=self.w.model.controls)  # fmt: skip
         self._show(dialog, lambda: self._set_override(job.key, *dialog.result_values()))
 
     def _set_override(self, key: str, own: dict | None, seed: int | None) -> None:
@@ -272,6 +276,7 @@ class WindowActions(QObject):
             cfg_value=own["cfg_value"] if own else None,
             inference_timesteps=own["inference_timesteps"] if own else None,
             voice_design=own["style"] if own else None,
+            instruction=own["instruction"] if own else None,
             rate=own["rate"] if own else None,
         )
         self.w.project.set_override(key, override)
@@ -289,9 +294,18 @@ class WindowActions(QObject):
         self._show(dialog, lambda: self._use_model(dialog.chosen_folder()))
 
     def _use_model(self, folder: Path | None) -> None:
-        if folder is not None:
-            self.w.settings.model_dir = folder
-            self.w.load_model(folder)
+        """Load ``folder`` in place of the model loaded now (the engine thread unloads one before
+        it loads the other, whatever their families); speech being made is asked about first."""
+        if folder is None:
+            return
+        if self.w.session.busy() and not self.w.dialogs.confirm(
+            self.w,
+            self.tr("VoxDesk is still speaking with the current model. Switching the model stops it; "
+                    "the takes already finished are kept. Switch now?"),
+        ):  # fmt: skip
+            return
+        self.w.settings.model_dir = folder
+        self.w.load_model(folder)
 
     def open_settings(self) -> None:
         from ui.views.settings_dialog import SettingsDialog

@@ -42,8 +42,11 @@ def policy(args: argparse.Namespace) -> CheckPolicy:
         raise VoxDeskError(f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
 
 
-def render_checked(jobs: list, voice: Any, args: argparse.Namespace, requests: list) -> Iterator[tuple]:
-    """(job, Checked) for each job as it is decided; scores.json is written after the last one."""
+def render_checked(
+    jobs: list, voice: Any, args: argparse.Namespace, requests: list, engine: Any = None
+) -> Iterator[tuple]:
+    """(job, Checked) for each job as it is decided; scores.json is written after the last one.
+    ``engine``: one already loaded (default: one loaded here from ``args``)."""
     from app.asr import load_recognizer
     from app.backcheck.report import entry, write_scores
     from app.backcheck.run import synth_checked
@@ -54,7 +57,7 @@ def render_checked(jobs: list, voice: Any, args: argparse.Namespace, requests: l
 
     rules = policy(args)
     recognizer = load_recognizer(args.asr_model)
-    engine = Engine(engine_config(args, max_num_seqs=min(len(jobs), 64)))
+    engine = engine or Engine(engine_config(args, max_num_seqs=min(len(jobs), 64)))
     worker = CheckWorker(recognizer)
     entries: dict[Path, dict[str, dict]] = {}
     try:

@@ -50,7 +50,25 @@ class KnownModel:
     # ``preset_config`` (tests/test_download.py checks it); the exact size replaces it once known.
     approx_mb: int
     license: License = APACHE_2  # the weights' licence (model card)
+    family: str = "voxcpm"  # app.engine.family's name for its folders
+    # the repository files VoxDesk downloads (paths in the repository); empty:
+    # everything :func:`select_files` keeps. CosyVoice repositories also carry TensorRT/ONNX
+    # copies of the flow, a second LM and the Qwen weights that llm.pt replaces: gigabytes unused.
+    files: tuple[str, ...] = ()
 
+
+def _cosyvoice_files(version: int) -> tuple[str, ...]:
+    """What inference reads from a CosyVoice folder (app/models/cosyvoice/weights.py checks it):
+    the yaml, the three networks, the two ONNX frontends and the text tokenizer's files."""
+    return (
+        f"cosyvoice{version}.yaml", "llm.pt", "flow.pt", "hift.pt", "campplus.onnx",
+        f"speech_tokenizer_v{version}.onnx", "config.json", "CosyVoice-BlankEN/config.json",
+        "CosyVoice-BlankEN/vocab.json", "CosyVoice-BlankEN/merges.txt",
+        "CosyVoice-BlankEN/tokenizer_config.json",
+    )  # fmt: skip
+
+
+COSYVOICE_FILES = {"cosyvoice2": _cosyvoice_files(2), "cosyvoice3": _cosyvoice_files(3)}
 
 KNOWN_MODELS = (
     KnownModel(
@@ -73,6 +91,31 @@ KNOWN_MODELS = (
         "voxcpm",
         16000,
         1606,
+    ),
+    # Sizes are estimates until a source lists the files: the official networks' parameter
+    # counts at fp32 (llm.pt, flow.pt, hift.pt) plus the ONNX and tokenizer files' sizes on the
+    # model pages, rounded. The exact total replaces them once listed.
+    KnownModel(
+        "Fun-CosyVoice3-0.5B",
+        "Fun-CosyVoice3 (0.5B, 9 languages, 18+ dialects, 24 kHz)",
+        "FunAudioLLM/Fun-CosyVoice3-0.5B-2512",
+        "FunAudioLLM/Fun-CosyVoice3-0.5B-2512",
+        "cosyvoice3",
+        24000,
+        4480,
+        family="cosyvoice",
+        files=COSYVOICE_FILES["cosyvoice3"],
+    ),
+    KnownModel(
+        "CosyVoice2-0.5B",
+        "CosyVoice2 (0.5B, zh/en/ja/ko and dialects, 24 kHz)",
+        "FunAudioLLM/CosyVoice2-0.5B",
+        "iic/CosyVoice2-0.5B",
+        "cosyvoice2",
+        24000,
+        3080,
+        family="cosyvoice",
+        files=COSYVOICE_FILES["cosyvoice2"],
     ),
 )
 
@@ -215,9 +258,12 @@ def list_files(model: KnownModel | str, source: Source) -> list[RemoteFile]:
 _SKIP_SUFFIXES = (".md", ".png", ".jpg", ".jpeg", ".gif", ".wav", ".mp3", ".gitattributes")
 
 
-def select_files(files: list[RemoteFile]) -> list[RemoteFile]:
-    """The files VoxDesk needs: everything but docs and media, and the safetensors copy of a weight
-    file when both formats are there."""
+def select_files(files: list[RemoteFile], wanted: tuple[str, ...] = ()) -> list[RemoteFile]:
+    """The files VoxDesk needs: ``wanted`` (a model's :attr:`KnownModel.files`) when given, else
+    everything but docs and media, and the safetensors copy of a weight file when both formats are
+    there."""
+    if wanted:
+        return [f for f in files if f.path in wanted]
     names = {f.path for f in files}
     chosen = []
     for f in files:
@@ -374,7 +420,7 @@ def download_model(
         from app.paths import models_dir
 
         dest = models_dir() / model.key
-    files = select_files(list_files(model, source))
+    files = select_files(list_files(model, source), model.files)
     if not files:
         raise VoxDeskError(f"{source.title} lists no files for {model.title}. Try another source.")
     folder = download(files, dest, progress, cancel)
@@ -388,12 +434,29 @@ def download_model(
 
 
 def validate_model_dir(path: str | Path) -> list[str]:
-    """What keeps ``path`` from being a usable VoxCPM checkpoint folder (empty list: none)."""
-    from app.models.voxcpm.config import parse_config
-
+    """What keeps ``path`` from being a usable model folder of a family VoxDesk runs (empty list:
+    none). Only file names and small files are read: nothing is loaded."""
     path = Path(path)
     if not path.is_dir():
         return [f"{path} is not a folder."]
+    partial = sorted(p.name for p in path.rglob("*.part"))
+    unfinished = [f"A download did not finish ({', '.join(partial)}); resume it."] if partial else []
+    from app.engine.family import detect_family
+
+    if detect_family(path) == "cosyvoice":
+        from app.models.cosyvoice.weights import check_folder
+
+        try:
+            check_folder(path)
+        except VoxDeskError as err:
+            return [str(err), *unfinished]
+        return unfinished
+    return _voxcpm_problems(path) + unfinished
+
+
+def _voxcpm_problems(path: Path) -> list[str]:
+    from app.models.voxcpm.config import parse_config
+
     problems = []
     config = path / "config.json"
     if not config.is_file():
@@ -411,7 +474,4 @@ def validate_model_dir(path: str | Path) -> list[str]:
         problems.append("The model weights are missing (model.safetensors or pytorch_model.bin).")
     if not any((path / n).is_file() for n in ("audiovae.safetensors", "audiovae.pth")):
         problems.append("The audio codec weights are missing (audiovae.safetensors or audiovae.pth).")
-    partial = sorted(p.name for p in path.rglob("*.part"))
-    if partial:
-        problems.append(f"A download did not finish ({', '.join(partial)}); resume it.")
     return problems

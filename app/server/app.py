@@ -45,6 +45,16 @@ class ServedModel:
     architecture: str
     sample_rate: int
     encoder_rate: int
+    # what the family honours (FamilyInfo.controls): a request field it cannot honour is a 400
+    controls: frozenset[str] = frozenset()
+    label: str = ""  # the family's name for people ("Fun-CosyVoice3"); "" : the name
+
+    def has(self, control: str) -> bool:
+        return control in self.controls
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name
 
 
 @dataclass
@@ -135,6 +145,7 @@ async def list_models(request: Request) -> JSONResponse:
         data.append({
             "id": m.name, "object": "model", "owned_by": "voxdesk", "created": 0,
             "architecture": m.architecture, "sample_rate": m.sample_rate, "encoder_rate": m.encoder_rate,
+            "controls": sorted(m.controls),
         })  # fmt: skip
     return JSONResponse({"object": "list", "data": data})
 

@@ -20,6 +20,8 @@ def served_model(engine, model_dir: str):
         architecture=engine.info.architecture,
         sample_rate=int(engine.info.sample_rate),
         encoder_rate=int(engine.info.voice_rate),
+        controls=engine.info.controls,
+        label=engine.info.label,
     )
 
 

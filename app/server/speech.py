@@ -48,19 +48,21 @@ def _voice_prompt(state: ServerState, model: ServedModel, p: SpeechParams, ref, 
     from app.audio.io import resample
     from app.models.voxcpm.prompt import VoicePrompt
     from app.voices import latents
-    from app.voices.cloning import to_voice_prompt
+    from app.voices.cloning import VOXCPM, to_voice_prompt
 
-    v2 = model.architecture == "voxcpm2"
     if ref is not None:
         samples, rate = ref
-        audio = resample(samples, rate, model.encoder_rate)
+        if model.architecture in VOXCPM:  # VoxCPM encodes at its VAE's rate; others resample themselves
+            audio, own = resample(samples, rate, model.encoder_rate), None
+        else:
+            audio, own = samples, rate
         if p.ref_text.strip():
-            return VoicePrompt(prompt_audio=audio, prompt_text=p.ref_text), None, None
-        if not v2:
+            return VoicePrompt(prompt_audio=audio, prompt_text=p.ref_text, sample_rate=own), None, None
+        if not model.has("reference"):
             raise ApiError(
                 400, "This model needs 'ref_text' (the words spoken in ref_audio).", param="ref_text"
             )
-        return VoicePrompt(reference_audio=audio), None, None
+        return VoicePrompt(reference_audio=audio, sample_rate=own), None, None
     voice = _find_voice(state, p.voice, stock=True)
     if voice is None:  # "default", or a stock name with no default voice set
         return None, None, None
@@ -93,18 +95,27 @@ def _check_model(model: ServedModel, p: SpeechParams) -> None:
     if p.model is not None and p.model not in (model.name, *OPENAI_MODEL_ALIASES):
         raise ApiError(404, f"The model {p.model!r} is not served here; this server has {model.name!r}.",
                        param="model", code="model_not_found")  # fmt: skip
-    if p.instructions and p.instructions.strip() and model.architecture != "voxcpm2":
-        raise ApiError(400, "'instructions' (voice design) needs a VoxCPM2 model.", param="instructions")
+    takes_them = model.has("instruction") or model.has("voice_design")
+    if p.instructions and p.instructions.strip() and not takes_them:
+        raise ApiError(400, f"'instructions' needs a model that takes them (VoxCPM2's voice design, "
+                       f"CosyVoice's instruct mode); {model.title} does not.",
+                       param="instructions")  # fmt: skip
+    # VoxCPM's own settings: a family without them refuses a value other than the default
+    own = (("cfg_value", p.cfg_value, 2.0, "cfg"),
+           ("inference_timesteps", p.inference_timesteps, 10, "timesteps"))  # fmt: skip
+    for name, value, default, control in own:
+        if value != default and not model.has(control):
+            raise ApiError(400, f"'{name}' is not a setting of {model.title}: leave it out.", param=name)
 
 
-async def _spoken_text(state: ServerState, p: SpeechParams) -> str:
+async def _spoken_text(state: ServerState, model: ServedModel, p: SpeechParams) -> str:
     """The text the engine speaks. With ``normalize``, numbers and symbols are spelled out in the
     normalizer's child process (as the window does), under a time limit: never on the engine
     thread, where a long text held every other client's request for seconds."""
     from app.models.voxcpm.prompt import design_text, normalize_text
 
     text = normalize_text(p.input)
-    if p.instructions and p.instructions.strip():
+    if p.instructions and p.instructions.strip() and model.has("voice_design"):
         text = design_text(p.instructions.strip(), text)
     if not p.normalize:
         return text
@@ -129,11 +140,14 @@ def _synth_request(state: ServerState, model: ServedModel, p: SpeechParams, text
     """The engine request (the voice read and resampled here: on a worker, see :func:`_work`)."""
     prompt, store, lora = _voice_prompt(state, model, p, ref, loop)
     seed = p.seed if p.seed is not None else secrets.randbelow(2**31)
+    # OpenAI's 'instructions': CosyVoice's instruct mode (VoxCPM2 puts them before the text instead)
+    instruction = (p.instructions or "").strip() if model.has("instruction") else ""
     # A streamed body cannot take back a runaway take, so streams keep their first take, as the
     # official package does (it turns retry_badcase off when streaming); whole files retry.
     request = SynthRequest(text, prompt, seed, p.cfg_value, p.inference_timesteps,
                            min(p.min_new_tokens, p.max_new_tokens), p.max_new_tokens,
-                           retry_badcase=p.stream is None, speed=p.speed, lora=lora)  # fmt: skip
+                           retry_badcase=p.stream is None, speed=p.speed, lora=lora,
+                           instruction=instruction)  # fmt: skip
     try:
         request.check()
     except VoxDeskError as exc:
@@ -175,7 +189,7 @@ async def speech(request: Request) -> Response:
     if params.ref_audio is not None:
         ref = await _decode(state, params.ref_audio, "ref_audio")
         params = dataclasses.replace(params, ref_audio=None)
-    text = await _spoken_text(state, params)
+    text = await _spoken_text(state, model, params)
     loop = asyncio.get_running_loop()
     synth, store = await _work(_synth_request, state, model, params, text, ref, loop)
     del ref

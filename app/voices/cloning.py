@@ -2,12 +2,15 @@
 
 Modes (``mode`` argument):
 
-- ``"auto"``: continuation when the voice has a transcript, else VoxCPM2's reference mode.
-- ``"continuation"``: the model continues from the recording and its transcript (all models).
-- ``"reference"``: VoxCPM2 only; copies the voice without a transcript.
+- ``"auto"``: continuation when the voice has a transcript, else reference mode.
+- ``"continuation"``: the model continues from the recording and its transcript (all models;
+  CosyVoice's zero-shot).
+- ``"reference"``: VoxCPM2 and CosyVoice; copies the voice without a transcript (CosyVoice's
+  cross-lingual, and its instruct mode when the request carries an instruction).
 - ``"both"``: VoxCPM2 only; reference audio plus continuation, needs a transcript.
 
-``architecture`` is the ``config.json`` value: ``"voxcpm"`` (VoxCPM-0.5B, VoxCPM1.5) or ``"voxcpm2"``.
+``architecture`` is the loaded model's (``FamilyInfo.architecture``): ``"voxcpm"`` (VoxCPM-0.5B,
+VoxCPM1.5), ``"voxcpm2"``, ``"cosyvoice2"`` or ``"cosyvoice3"``.
 """
 
 from __future__ import annotations
@@ -19,9 +22,14 @@ from app.voices import latents
 from app.voices.library import Voice, VoiceLibrary
 
 if TYPE_CHECKING:
-    from app.models.voxcpm.prompt import VoicePrompt
+    from app.engine.voice import VoicePrompt
 
 MODES = ("auto", "continuation", "reference", "both")
+VOXCPM = ("voxcpm", "voxcpm2")  # the architectures conditioned on VAE latents of 16/48 kHz audio
+
+
+def is_cosyvoice(architecture: str) -> bool:
+    return architecture.startswith("cosyvoice")
 
 
 def resolve_mode(voice: Voice, architecture: str, mode: str = "auto") -> str:
@@ -32,7 +40,12 @@ def resolve_mode(voice: Voice, architecture: str, mode: str = "auto") -> str:
     has_text = bool(voice.transcript.strip())
     if mode == "auto":
         mode = "continuation" if has_text else "reference"
-    if mode in ("reference", "both") and not v2:
+    if is_cosyvoice(architecture) and mode == "both":
+        raise VoxDeskError(
+            "Reference + continuation needs VoxCPM2: with CosyVoice use the transcript (zero-shot) or "
+            "the recording alone (cross-lingual)."
+        )
+    if mode in ("reference", "both") and not v2 and not is_cosyvoice(architecture):
         if mode == "reference" and not has_text:
             raise VoxDeskError(
                 f"The voice “{voice.name}” has no transcript, and VoxCPM1.5 / VoxCPM-0.5B need the words "
@@ -55,6 +68,12 @@ def mode_hint(voice: Voice, architecture: str, mode: str = "auto") -> str:
         concrete = resolve_mode(voice, architecture, mode)
     except VoxDeskError as err:
         return str(err)
+    if is_cosyvoice(architecture):
+        return {
+            "continuation": "Zero-shot: CosyVoice carries on from the recording and its transcript.",
+            "reference": "Cross-lingual: CosyVoice copies the voice from the recording alone (no "
+            "transcript needed; an instruction, if given, says how to speak).",
+        }[concrete]
     return {
         "continuation": "Continuation: the model carries on from the recording and its transcript "
         "(closest match to the recording's style and pace).",
@@ -72,12 +91,23 @@ def to_voice_prompt(
     architecture: str = "voxcpm2",
     model_id: str | None = None,
 ) -> VoicePrompt:
-    """Build the model's ``VoicePrompt`` for ``voice``: audio resampled to ``encoder_rate`` (the
-    model's ``audio_vae`` sample rate), plus cached latents for ``model_id`` when present. Whoever
-    encodes missing latents stores them with :func:`app.voices.latents.store`."""
-    from app.models.voxcpm.prompt import VoicePrompt
+    """Build the model's ``VoicePrompt`` for ``voice``, with the entries cached for ``model_id``
+    when present. VoxCPM: audio resampled to ``encoder_rate`` (the model's ``audio_vae`` sample
+    rate) and its latents. Other families resample themselves: the audio at the voice's own rate
+    (``VoicePrompt.sample_rate``) and their cached ``features`` (CosyVoice: speech tokens, speaker
+    embedding, prompt mel). Whoever encodes missing entries stores them with
+    :func:`app.voices.latents.store`."""
+    from app.engine.voice import VoicePrompt
 
     concrete = resolve_mode(voice, architecture, mode)
+    if architecture not in VOXCPM:
+        audio = library.audio(voice)
+        features = {} if model_id is None else latents.load_named(library, voice, model_id, latents.COSYVOICE)
+        if concrete == "continuation":
+            kwargs = {"prompt_audio": audio, "prompt_text": voice.transcript}
+        else:
+            kwargs = {"reference_audio": audio}
+        return VoicePrompt(**kwargs, sample_rate=voice.sample_rate, features=features or None)
     audio = library.audio(voice, encoder_rate)
 
     def cached(role: str):

@@ -26,6 +26,8 @@ class ModelLimits:
     encoder_samples_per_patch: int  # prompt audio samples per latent patch
     output_patches_per_second: float  # generated patches per second of speech
     count_tokens: Callable[[str], int]
+    # the longest recording the family takes at all (CosyVoice's speech tokenizer: 30 s); None: no cap
+    max_voice_seconds: float | None = None
 
     def voice_patches(self, seconds: float) -> int:
         samples = int(round(seconds * self.encoder_rate))
@@ -64,7 +66,8 @@ def usable_seconds(limits: ModelLimits, texts: list[str], mode: str, transcript:
         texts = [""]
     need = max(segment_need(limits, t, mode, transcript) for t in texts)
     room = (limits.max_positions - need) // voice_copies(mode)
-    return limits.seconds_of(room)
+    seconds = limits.seconds_of(room)
+    return seconds if limits.max_voice_seconds is None else min(seconds, limits.max_voice_seconds)
 
 
 def misfits(

@@ -80,10 +80,11 @@ def speaking_voice(library: VoiceLibrary, key: str | None, default_voice: str | 
 
 
 def library_prompt(
-    key: str, root: str | Path | None, encoder_rate: int, architecture: str
+    key: str, root: str | Path | None, encoder_rate: int, architecture: str, model_id: str | None = None
 ) -> VoicePrompt | None:
     """``voxdesk synth --voice KEY [--voices ROOT]``: the prompt of a library voice (None for
-    ``default``); VoxDeskError naming the voices there when none matches."""
+    ``default``), with what the library has cached for ``model_id``; VoxDeskError naming the
+    voices there when none matches."""
     from app.voices.cloning import to_voice_prompt
 
     if is_model_default(key):
@@ -93,7 +94,7 @@ def library_prompt(
     if voice is None:
         names = ", ".join(v.name for v in library.list()) or "none yet: add one in the window"
         raise VoiceNotFound(key, f"There is no voice named {key!r} in {library.root} (voices: {names}).")
-    return to_voice_prompt(library, voice, encoder_rate, "auto", architecture)
+    return to_voice_prompt(library, voice, encoder_rate, "auto", architecture, model_id)
 
 
 def library_lora(key: str | None, root: str | Path | None) -> str | None:

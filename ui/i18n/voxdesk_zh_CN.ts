@@ -591,6 +591,21 @@
         <source>Speaking rate:</source>
         <translation>语速：</translation>
     </message>
+    <message>
+        <location filename="../views/generation_form.py" line="74"/>
+        <source>How to speak, e.g. 请用四川话表达。 or Please say a sentence in a very soft voice.</source>
+        <translation>说话方式，例如：请用四川话表达。或 Please say a sentence in a very soft voice.</translation>
+    </message>
+    <message>
+        <location filename="../views/generation_form.py" line="77"/>
+        <source>CosyVoice: how to speak (emotion, dialect, speed, volume); the list holds the instructions the model was trained on. Leave it empty to copy the voice as it is.</source>
+        <translation>CosyVoice：说话方式（情绪、方言、语速、音量）；列表中是模型训练过的指令。留空则按原样复刻声音。</translation>
+    </message>
+    <message>
+        <location filename="../views/generation_form.py" line="97"/>
+        <source>Instruction:</source>
+        <translation>指令：</translation>
+    </message>
 </context>
 <context>
     <name>ImportBookDialog</name>
@@ -1112,6 +1127,11 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/model_manager.py"/>
         <source>loaded ✓</source>
         <translation>已加载 ✓</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="179"/>
+        <source>Licence:</source>
+        <translation>许可证：</translation>
     </message>
 </context>
 <context>
@@ -2473,6 +2493,11 @@ Your script is kept: VoxDesk closes as usual and opens it again.</source>
         <location filename="../window_actions.py"/>
         <source>Train this voice…</source>
         <translation>训练这个声音…</translation>
+    </message>
+    <message>
+        <location filename="../window_actions.py" line="303"/>
+        <source>VoxDesk is still speaking with the current model. Switching the model stops it; the takes already finished are kept. Switch now?</source>
+        <translation>VoxDesk 仍在用当前模型朗读。切换模型会停止朗读；已完成的片段会保留。现在切换吗？</translation>
     </message>
 </context>
 <context>

@@ -1,9 +1,14 @@
 """The generation settings shared by the script and by a single segment.
 
 ``values()`` / ``set_values()`` speak plain dicts with the keys ``cfg_value``,
-``inference_timesteps`` and ``style`` (VoxCPM2 voice design: a description put before the text).
-The segment dialog adds an "use the script's settings" switch, a fixed seed and the line's own
-speaking rate (``rate``: None follows its voice's, then the script's).
+``inference_timesteps``, ``style`` (VoxCPM2 voice design: a description put before the text) and
+``instruction`` (CosyVoice: how to speak). The segment dialog adds an "use the script's settings"
+switch, a fixed seed and the line's own speaking rate (``rate``: None follows its voice's, then
+the script's).
+
+:meth:`GenerationForm.set_controls` shows only what the loaded model family honours
+(``FamilyInfo.controls``): CosyVoice has an instruction and no guidance, steps or voice design.
+Hidden fields keep their values, so switching back to a model that has them loses nothing.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
@@ -25,18 +31,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.models.cosyvoice.instructions import SUGGESTIONS
 from ui.dialogs import OK_CANCEL
 from ui.views.pacing import RateBox
 from ui.views.seed_box import SeedBox
 
 DEFAULTS: dict[str, Any] = {
-    "cfg_value": 2.0, "inference_timesteps": 10, "style": "", "seed": None, "rate": None
+    "cfg_value": 2.0, "inference_timesteps": 10, "style": "", "instruction": "", "seed": None, "rate": None
 }
+# which control of app/engine/family.py shows which field (fields not listed always show)
+_CONTROL_OF = {"cfg": "cfg", "steps": "timesteps", "style_text": "voice_design", "instruction": "instruction"}
 RANDOM_SEED = -1  # the seed box's lowest value, shown as "random"
 
 
 class GenerationForm(QWidget):
-    """Guidance (CFG), quality steps and the voice-design text."""
+    """Guidance (CFG), quality steps, the voice-design text and the instruction."""
 
     changed = Signal()
 
@@ -57,6 +66,17 @@ class GenerationForm(QWidget):
         self.style_text.setToolTip(
             self.tr("VoxCPM2 only: describe the voice or manner; it is ignored by older models")
         )
+        self.instruction = QComboBox()  # typed freely; the trained instructions as suggestions
+        self.instruction.setEditable(True)
+        self.instruction.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.instruction.addItems(SUGGESTIONS)
+        self.instruction.lineEdit().setPlaceholderText(
+            self.tr("How to speak, e.g. 请用四川话表达。 or Please say a sentence in a very soft voice.")
+        )
+        self.instruction.setToolTip(
+            self.tr("CosyVoice: how to speak (emotion, dialect, speed, volume); the list holds the "
+                    "instructions the model was trained on. Leave it empty to copy the voice as it is.")
+        )  # fmt: skip
         self.seed = SeedBox()  # the script's locked seed, or "random" (a new seed per take)
         self.seed.setRange(RANDOM_SEED, 2**31 - 1)
         self.seed.setSpecialValueText(self.tr("random"))
@@ -74,8 +94,12 @@ class GenerationForm(QWidget):
             labels, fields = labels + (self.tr("Seed:"),), fields + (self.seed,)
         if rate:
             labels, fields = labels + (self.tr("Speaking rate:"),), fields + (self.rate,)
-        labels, fields = labels + (self.tr("Voice design:"),), fields + (self.style_text,)
-        if compact:  # the numbers on one row, the voice design under them (fits 800 px wide)
+        labels = labels + (self.tr("Voice design:"), self.tr("Instruction:"))
+        fields = fields + (self.style_text, self.instruction)
+        texts = (self.style_text, self.instruction)
+        self._captions: dict[QWidget, QLabel] = {}
+        self._form: QFormLayout | None = None
+        if compact:  # the numbers on one row, the texts under them (fits 800 px wide)
             rows = QVBoxLayout(self)
             rows.setContentsMargins(0, 0, 0, 0)
             numbers, design = QHBoxLayout(), QHBoxLayout()
@@ -84,22 +108,38 @@ class GenerationForm(QWidget):
             for label, field in zip(labels, fields, strict=True):
                 caption = QLabel(label)
                 caption.setBuddy(field)
-                row = design if field is self.style_text else numbers
+                self._captions[field] = caption
+                row = design if field in texts else numbers
                 row.addWidget(caption)
-                row.addWidget(field, 1 if field is self.style_text else 0)
+                row.addWidget(field, 1 if field in texts else 0)
                 row.addSpacing(8)
             numbers.addStretch(1)
         else:
-            form = QFormLayout(self)
-            form.setContentsMargins(0, 0, 0, 0)
+            self._form = QFormLayout(self)
+            self._form.setContentsMargins(0, 0, 0, 0)
             for label, field in zip(labels, fields, strict=True):
-                form.addRow(label, field)
+                self._form.addRow(label, field)
         self.set_values(DEFAULTS)
+        self.set_controls(None)
         self.cfg.valueChanged.connect(self.changed)
         self.steps.valueChanged.connect(self.changed)
         self.style_text.textChanged.connect(self.changed)
+        self.instruction.currentTextChanged.connect(self.changed)
         self.seed.valueChanged.connect(self.changed)
         self.rate.valueChanged.connect(self.changed)
+
+    def set_controls(self, controls: frozenset[str] | None) -> None:
+        """Show the fields of the controls the loaded family has (None: VoxCPM's, as before any
+        model is known); the rest are hidden and keep their values."""
+        shown = controls if controls is not None else frozenset({"cfg", "timesteps", "voice_design"})
+        for name, control in _CONTROL_OF.items():
+            field: QWidget = getattr(self, name)
+            visible = control in shown
+            if self._form is not None:
+                self._form.setRowVisible(field, visible)
+            else:
+                field.setVisible(visible)
+                self._captions[field].setVisible(visible)
 
     def values(self) -> dict[str, Any]:
         seed = self.seed.value()
@@ -107,6 +147,7 @@ class GenerationForm(QWidget):
             "cfg_value": round(self.cfg.value(), 2),
             "inference_timesteps": self.steps.value(),
             "style": self.style_text.text().strip(),
+            "instruction": self.instruction.currentText().strip(),
             "seed": None if seed == RANDOM_SEED else seed,
         }
         if self.has_rate:
@@ -115,12 +156,14 @@ class GenerationForm(QWidget):
 
     def set_values(self, values: dict[str, Any]) -> None:
         merged = {**DEFAULTS, **values}
-        widgets = (self.cfg, self.steps, self.style_text, self.seed, self.rate)
+        widgets = (self.cfg, self.steps, self.style_text, self.instruction, self.seed, self.rate)
         for widget in widgets:
             widget.blockSignals(True)
         self.cfg.setValue(float(merged["cfg_value"]))
         self.steps.setValue(int(merged["inference_timesteps"]))
         self.style_text.setText(str(merged["style"]))
+        self.instruction.setCurrentIndex(-1)
+        self.instruction.setEditText(str(merged["instruction"]))
         self.seed.setValue(RANDOM_SEED if merged["seed"] is None else int(merged["seed"]))
         self.rate.set_value_or_none(merged["rate"])
         for widget in widgets:
@@ -137,11 +180,13 @@ class SegmentSettingsDialog(QDialog):
         seed: int | None,
         parent: QWidget | None = None,
         take_seed: int | None = None,
+        controls: frozenset[str] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Segment settings"))
         self.custom = QCheckBox(self.tr("Use its own settings for this segment"))
         self.form = GenerationForm(rate=True)
+        self.form.set_controls(controls)
         self.form.set_values(own if own is not None else script_values)
         self.custom.setChecked(own is not None)
         self.form.setEnabled(own is not None)

@@ -128,6 +128,9 @@ class ModelManager(QDialog):
         self.dest.setObjectName("hint")
         self.space = QLabel()  # free disk space where models are saved
         self.space.setObjectName("hint")
+        self.license = QLabel()  # the selected model's licence, with its address
+        self.license.setObjectName("hint")
+        self.license.setOpenExternalLinks(True)
         self.progress = QProgressBar()  # shown only while a download runs, with its figures as text
         self.progress.setRange(0, 1000)
         self.progress.setFormat("%p %")
@@ -173,6 +176,7 @@ class ModelManager(QDialog):
         form.addRow(self.tr("Mirror address:"), self.mirror)
         form.addRow(self.tr("Saved in:"), self.dest)
         form.addRow(self.tr("Free space:"), self.space)
+        form.addRow(self.tr("Licence:"), self.license)
         buttons = QHBoxLayout()
         for button in (self.download_button, self.cancel_button):
             buttons.addWidget(button)
@@ -262,6 +266,8 @@ class ModelManager(QDialog):
             )
             item.setIcon(self.style().standardIcon(icon))
         self.space.setText(_free_space(models_dir()))
+        terms = self.selected_model().license
+        self.license.setText(f'<a href="{terms.url}">{terms.name}</a>')
         running = self._worker is not None
         installed = not dl.validate_model_dir(self.folder_of(self.selected_model()))
         self.download_button.setEnabled(not running and not installed)

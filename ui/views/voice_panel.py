@@ -412,6 +412,11 @@ class VoicePanel(QWidget):
             )
         )
 
+    def set_controls(self, controls: frozenset[str] | None) -> None:
+        """The loaded family's controls: the LoRA row shows only for a family that takes one
+        (None: not known yet, shown as before)."""
+        self.lora_row.setVisible(controls is None or "lora" in controls)
+
     def set_architecture(self, architecture: str) -> None:
         """ "voxcpm2" or "voxcpm": the transcript hint depends on which modes the model has."""
         self._architecture = architecture
