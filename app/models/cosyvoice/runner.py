@@ -54,6 +54,7 @@ from app.models.cosyvoice.plan import (
     request_streams,
 )
 from app.models.cosyvoice.sampling import SamplingParams, sample_batch
+from app.models.cosyvoice.text import prepare as prepare_text
 from app.models.cosyvoice.tokenizer import CosyTokenizer
 from app.models.cosyvoice.voice import NO_VOICE, Features, VoiceFeatureCache, with_features
 from app.models.cosyvoice.weights import check_folder, load_pt
@@ -328,6 +329,8 @@ def load(
     progress(0.5, "Loading the frontend")
     frontend = Frontend(folder, cfg)
     tokenizer = CosyTokenizer(folder.tokenizer_dir, folder.family)
+    progress(0.6, "Loading text normalization")
+    prepare_text()
     lm = lm.to(device=device, dtype=lm_dtype).eval()
     flow = flow.to(device).eval()
     hift = hift.to(device).eval()

@@ -55,6 +55,12 @@ class _Tools:
             return cls._loaded
 
 
+def prepare() -> None:
+    """Load wetext and inflect now (seconds of CPU: inflect's typeguard instrumentation), so a
+    model load pays for it rather than the first request after it."""
+    _Tools.get()
+
+
 def _wetext(text: str) -> str:
     """wetext's normalization of ``text``; the text as it is where wetext fails on it (its English
     grammar asserts on repeated spaces: the official code would stop there). That is what the
