@@ -162,9 +162,9 @@ def test_batch_equals_alone(engine: Engine) -> None:
 
 
 def test_rows_due_together_share_the_flow(engine: Engine) -> None:
-    """Two requests whose LM stops in the same step: their flow calls go together where the
-    family batches them (CosyVoice2), and each audio still equals its golden (the vocoder
-    draws from each request's generator at the golden's state)."""
+    """Two requests whose LM stops in the same step: their flow calls go together (one padded
+    batch), and each audio still equals its golden (the vocoder draws from each request's
+    generator at the golden's state)."""
     runner = engine.runner
     family = engine.info.architecture
     audio, rate = _prompt()

@@ -120,10 +120,6 @@ class CosyVoiceRunner(LMStep, FamilyRunner):
         self.stop_ids = frozenset(int(i) for i in lm.stop_ids)
         self._states: dict[int, _State] = {}
         self.kv: PagedKVCache | None = None
-        # Rows whose chunk is due in the same step share one flow call where a padded batch
-        # equals each row alone: FlowV2 (within 2e-6 of the lone mel). FlowV3's batched mel was
-        # 0.02 off the lone one on two equal-length rows, so CosyVoice3 runs its rows one by one.
-        self.batch_flow = family == "cosyvoice2"
 
     # ---- requests -------------------------------------------------------------------------
     def resolve_voice(self, voice: VoicePrompt | None) -> tuple[VoicePrompt | None, dict[str, np.ndarray]]:
@@ -271,9 +267,9 @@ class CosyVoiceRunner(LMStep, FamilyRunner):
 
     def vocode_jobs(self, work: list[tuple[cvstream.TokenStream, cvstream.FlowJob]]) -> list:
         """Audio (or a plain line) per job: one batched flow call per kind of job; when the
-        batch fails, each job alone, so only the request at fault fails."""
-        if len(work) > 1 and not self.batch_flow:
-            return [r for item in work for r in self.vocode_jobs([item])]
+        batch fails, each job alone, so only the request at fault fails. A padded, masked batch
+        equals each row alone (test_rows_due_together_share_the_flow: each row within 1e-3 of its
+        golden, both families)."""
         try:
             mels = cvstream.run_flow(self.flow, work)
         except Exception:  # noqa: BLE001 - find the row at fault
