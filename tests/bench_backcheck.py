@@ -68,7 +68,7 @@ def main() -> None:
         out = list(synth_checked(engine, reqs, worker, policy))
         wall = time.perf_counter() - t0
         made = sum(len(c.takes) for c in out)
-        assert all(len(c.audio) == n * engine.model.samples_per_patch for c in out)
+        assert all(len(c.audio) == n * engine.runner.model.samples_per_patch for c in out)
         rows.append((label, len(out) / wall, made, wall))
         if worker is not None:
             worker.close()

@@ -53,7 +53,7 @@ def bf16_models(tmp_path_factory):
 def engine_run(model_dir, req: SynthRequest) -> tuple[np.ndarray, np.ndarray]:
     """(audio, latents [n, P, D]) of one request through the engine on the CPU in bf16."""
     engine = Engine(EngineConfig(str(model_dir), device="cpu", cpu_precision="bfloat16", max_num_seqs=1))
-    assert engine.model.base_lm.embed_tokens.weight.dtype == torch.bfloat16
+    assert engine.runner.model.base_lm.embed_tokens.weight.dtype == torch.bfloat16
     latents: list[np.ndarray] = []
     finish = engine.scheduler.finish
     engine.scheduler.finish = lambda seq: (

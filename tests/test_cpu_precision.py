@@ -84,12 +84,12 @@ def test_engine_loads_the_precision_the_processor_gets(tiny_v2, monkeypatch):
 
     monkeypatch.setattr(cpu_precision, "cpu_capabilities", lambda: AMX)
     engine = Engine(EngineConfig(str(tiny_v2), device="cpu", max_num_seqs=1, max_model_len=64))
-    assert engine.model.base_lm.embed_tokens.weight.dtype == torch.bfloat16
+    assert engine.runner.model.base_lm.embed_tokens.weight.dtype == torch.bfloat16
     assert engine.precision.describe() == "bf16: this CPU has AMX" and not engine.cpu_int8
     engine.shutdown()
     monkeypatch.setattr(cpu_precision, "cpu_capabilities", lambda: AVX2)
     engine = Engine(EngineConfig(str(tiny_v2), device="cpu", max_num_seqs=1, max_model_len=64))
-    assert engine.model.base_lm.embed_tokens.weight.dtype == torch.float32
+    assert engine.runner.model.base_lm.embed_tokens.weight.dtype == torch.float32
     assert engine.precision.describe() == "fp32: no native bf16 on this CPU"
     engine.shutdown()
     with pytest.raises(ValueError, match="cpu_precision must be one of auto, float32, bfloat16, int8"):

@@ -87,7 +87,7 @@ def _run(engine: Engine, plan: list[tuple[int, SynthRequest]], cancel: dict[int,
 
 
 def _alone(engine: Engine, req: SynthRequest):
-    s = Synthesizer(engine.model, engine.tokenizer).synthesize(
+    s = Synthesizer(engine.runner.model, engine.runner.tokenizer).synthesize(
         req.text,
         req.voice,
         seed=req.seed,

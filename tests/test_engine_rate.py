@@ -54,7 +54,7 @@ def test_speed_stretches_the_stream(engine):
 def test_family_with_its_own_control_is_not_stretched(engine, monkeypatch):
     base = SynthRequest("hello there", seed=7, min_len=2, max_len=12, retry_badcase=False)
     plain, _ = _speak(engine, base)
-    monkeypatch.setattr(type(engine.model), "native_speed", True)
+    monkeypatch.setattr(type(engine.runner.model), "native_speed", True)
     native, _ = _speak(engine, SynthRequest(**{**base.__dict__, "speed": 1.6}))
     joined = [np.concatenate([c.samples for c in chunks]) for chunks in (plain, native)]
     assert np.array_equal(*joined)

@@ -69,12 +69,12 @@ def test_retried_request_matches_official_in_a_batch(never_dir, tmp_path):
     audio, patches = _official_retry(never_dir, "Hi there", 60, reference_wav_path=str(tmp_path / "ref.wav"))
     lat = got[1][1]
     assert got[1][2].stats["takes"] == 3 and len(patches) == 3 * lat.shape[0]
-    assert lat.shape[0] == 6 * len(engine.tokenizer("Hi there")) + 10
+    assert lat.shape[0] == 6 * len(engine.runner.tokenizer("Hi there")) + 10
     np.testing.assert_allclose(lat, patches[-lat.shape[0] :], atol=LAT_TOL, rtol=0)
     np.testing.assert_allclose(got[1][0], audio, atol=1e-3, rtol=0)
     # the take kept was prefilled again from the prefix cache: the reference's blocks were reused
     assert got[1][2].stats["cached_tokens"] > 0
-    synth = Synthesizer(engine.model, engine.tokenizer)
+    synth = Synthesizer(engine.runner.model, engine.runner.tokenizer)
     for i in (0, 2):
         req = plan[i][1]
         alone = synth.synthesize(
@@ -95,7 +95,7 @@ def test_retry_under_memory_pressure(never_dir):
     engine = _engine(never_dir, kv_cache_gb=64 * 6144 / 1024**3)
     got = _run(engine, plan)
     assert engine.scheduler.num_preempted > 0
-    synth = Synthesizer(engine.model, engine.tokenizer)
+    synth = Synthesizer(engine.runner.model, engine.runner.tokenizer)
     for i in range(3):
         req = plan[i][1]
         alone = synth.synthesize(req.text, req.voice, seed=req.seed, timesteps=FAST)
@@ -122,7 +122,7 @@ def test_chunk_indices_restart_with_each_take(never_dir):
     while not any(isinstance(e, RequestFinished) for e in events):
         events.extend(engine.step())
     kinds = [type(e).__name__ for e in events]
-    n = 6 * len(engine.tokenizer("Hi")) + 10
+    n = 6 * len(engine.runner.tokenizer("Hi")) + 10
     assert kinds == (["AudioChunk"] * n + ["RequestRetried"]) * 2 + ["AudioChunk"] * n + ["RequestFinished"]
     chunks = [e for e in events if isinstance(e, AudioChunk)]
     assert [c.index for c in chunks] == list(range(n)) * 3

@@ -66,14 +66,14 @@ def test_a_cache_entry_of_the_wrong_shape_is_discarded(library, tmp_path):
 def test_the_engine_encodes_again_instead_of_using_unusable_latents(tiny_v2, caplog):
     engine = Engine(EngineConfig(model_dir=str(tiny_v2), device="cpu"))
     audio = tone(200, seed=5)
-    fresh = engine.voices.resolve(VoicePrompt(reference_audio=audio)).reference_latents
+    fresh = engine.runner.voices.resolve(VoicePrompt(reference_audio=audio)).reference_latents
     for bad in (
         np.zeros((3, 1, 1), np.float32),
         np.full_like(fresh, np.nan),
         np.zeros((0, 4, 8), np.float32),
     ):
         with caplog.at_level(logging.WARNING, logger="app.engine.voice_cache"):
-            resolved = engine.voices.resolve(VoicePrompt(reference_audio=audio, reference_latents=bad))
+            resolved = engine.runner.voices.resolve(VoicePrompt(reference_audio=audio, reference_latents=bad))
         np.testing.assert_array_equal(resolved.reference_latents, fresh)
         assert "encoding the voice again" in caplog.text
     engine.shutdown()

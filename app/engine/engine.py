@@ -90,11 +90,6 @@ class Engine:
         self.ready_s = time.perf_counter() - t0
         say(1.0, "Ready")
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "runner":  # not set yet (a failed __init__): no recursion
-            raise AttributeError(name)
-        return getattr(self.runner, name)
-
     # ---- setup ----------------------------------------------------------------------------
     def _plan_blocks(self) -> int:
         c, r = self.config, self.runner
