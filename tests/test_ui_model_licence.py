@@ -34,3 +34,25 @@ def test_recognizer_licence_is_asked_once_and_recorded(qtbot, home, asr_hub):  #
                     timeout=30_000)  # fmt: skip
     assert sorted(served) == ["model.int8.onnx", "tokens.txt"]
     assert licenses.accepted("SenseVoiceSmall", terms) and len(dialogs.questions) == 2
+
+
+def test_every_catalogue_model_is_listed_in_the_users_language(qtbot, home):  # noqa: F811
+    """The descriptions come from the Qt-free catalogue; each one is marked for translation, so
+    a model added to app/models/download.py without a translation fails here, not in a zh_CN window."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.models import download as dl
+    from ui.i18n import install_translators, remove_translators
+    from ui.views.model_manager import MODEL_TITLES, ModelManager
+
+    assert sorted(m.title for m in dl.KNOWN_MODELS) == sorted(MODEL_TITLES)
+    translators = install_translators(QApplication.instance(), "zh_CN")
+    try:
+        manager = ModelManager(Settings(), ScriptedDialogs())
+        qtbot.addWidget(manager)
+        rows = [manager.models.item(i).text() for i in range(manager.models.count())]
+    finally:
+        remove_translators(QApplication.instance(), translators)
+    for model, row in zip(dl.KNOWN_MODELS, rows[: len(dl.KNOWN_MODELS)], strict=True):
+        assert model.title not in row and "kHz" in row, row
+    assert any("种语言" in row for row in rows)

@@ -909,6 +909,31 @@ Speak anyway? Choose No to trim the voice first.</source>
 <context>
     <name>ModelManager</name>
     <message>
+        <location filename="../views/model_manager.py" line="48"/>
+        <source>VoxCPM2 (2B, 30 languages, 48 kHz)</source>
+        <translation>VoxCPM2（2B，30 种语言，48 kHz）</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="49"/>
+        <source>VoxCPM1.5 (44.1 kHz)</source>
+        <translation>VoxCPM1.5（44.1 kHz）</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="50"/>
+        <source>VoxCPM-0.5B (16 kHz)</source>
+        <translation>VoxCPM-0.5B（16 kHz）</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="51"/>
+        <source>Fun-CosyVoice3 (0.5B, 9 languages, 18+ dialects, 24 kHz)</source>
+        <translation>Fun-CosyVoice3（0.5B，9 种语言，18 种以上方言，24 kHz）</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="52"/>
+        <source>CosyVoice2 (0.5B, zh/en/ja/ko and dialects, 24 kHz)</source>
+        <translation>CosyVoice2（0.5B，中/英/日/韩及方言，24 kHz）</translation>
+    </message>
+    <message>
         <location filename="../views/model_manager.py" line="74"/>
         <source>unknown</source>
         <translation>未知</translation>

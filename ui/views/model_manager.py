@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -40,6 +40,17 @@ from ui.settings import Settings
 
 def _mb(n: int) -> str:
     return f"{n / 1e6:,.0f} MB" if n < 1e9 else f"{n / 1e9:,.2f} GB"
+
+
+# The catalogue's descriptions (app/models/download.py is Qt-free), marked here for lupdate so the
+# list reads in the user's language; tests/test_ui_models.py checks that none is missing.
+MODEL_TITLES = (
+    QT_TRANSLATE_NOOP("ModelManager", "VoxCPM2 (2B, 30 languages, 48 kHz)"),
+    QT_TRANSLATE_NOOP("ModelManager", "VoxCPM1.5 (44.1 kHz)"),
+    QT_TRANSLATE_NOOP("ModelManager", "VoxCPM-0.5B (16 kHz)"),
+    QT_TRANSLATE_NOOP("ModelManager", "Fun-CosyVoice3 (0.5B, 9 languages, 18+ dialects, 24 kHz)"),
+    QT_TRANSLATE_NOOP("ModelManager", "CosyVoice2 (0.5B, zh/en/ja/ko and dialects, 24 kHz)"),
+)
 
 
 class _Worker(QObject):
@@ -255,7 +266,7 @@ class ModelManager(QDialog):
             loaded = self.is_loaded(model)
             if loaded:
                 extra = ""
-            item.setText(f"{model.title} — {self._model_state(model)}{extra}")
+            item.setText(f"{self.tr(model.title)} — {self._model_state(model)}{extra}")
             font = item.font()
             font.setBold(loaded)
             item.setFont(font)
