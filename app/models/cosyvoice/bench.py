@@ -19,7 +19,8 @@ Sides (``--sides``, default all three):
   diffusers' image helpers and matcha's training utilities import) get an empty stand-in when
   absent (scipy's one call, the periodic Hann window, is computed alike; the Qwen2 model,
   lightning and torchmetrics are imported first, so they see only real packages);
-  tools/cosyvoice_device_wheels.sh fetches the rest.
+  tools/cosyvoice_device_wheels.sh fetches the rest. That side lives in
+  :mod:`app.models.cosyvoice.bench_official`.
 - ``lm``: :mod:`app.models.cosyvoice.lm` + :mod:`~app.models.cosyvoice.sampling` in a lock-step
   batch (:func:`app.models.cosyvoice.lm_loop.generate`), eager, the same requests.
 - ``engine``: VoxDesk's :class:`app.engine.engine.Engine` with the folder's family runner
@@ -34,11 +35,7 @@ import argparse
 import importlib.machinery
 import importlib.util
 import json
-import re
-import sys
-import threading
 import time
-import types
 from pathlib import Path
 from typing import Any
 
@@ -55,16 +52,16 @@ TOKENS_PER_SECOND = 25
 MODEL_KEYS = ("llm", "flow", "hift")  # what tts() runs; the yaml's other entries need the frontend
 
 
-def _sync(device: torch.device) -> None:
+def sync_device(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
 
-def _peak_gb(device: torch.device) -> float | None:
+def peak_gb(device: torch.device) -> float | None:
     return torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None
 
 
-def _reset_peak(device: torch.device) -> None:
+def reset_peak(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
@@ -105,167 +102,6 @@ def make_inputs(n: int, text_tokens: int, seed: int = 0) -> list[dict[str, torch
     return out
 
 
-# ---- the official loop ----------------------------------------------------------------------
-class _Named(type):
-    """A class any of whose attributes is another such class (names only read, never used)."""
-
-    def __getattr__(cls, attr: str) -> Any:
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        return _Named(attr, (), {})
-
-
-def _stand_in(name: str, lenient: bool = False, **attrs: Any) -> types.ModuleType:
-    """An importable module for a package ``tts`` never calls: using anything in it fails, or
-    (``lenient``) gives a placeholder class, for modules whose names are only read at import."""
-
-    class _Absent(types.ModuleType):
-        def __getattr__(self, attr: str) -> Any:
-            if attr.startswith("__"):
-                raise AttributeError(attr)
-            if lenient:
-                return _Named(attr, (), {})
-            raise AttributeError(f"{name}.{attr} is not installed here (the benchmark's stand-in)")
-
-    mod = _Absent(name)
-    mod.__dict__.update(attrs)
-    mod.__path__ = []  # a package: submodules import
-    mod.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)  # find_spec() asks
-    sys.modules[name] = mod
-    return mod
-
-
-def _hann(window: str, n: int, fftbins: bool = True) -> np.ndarray:
-    if window != "hann" or not fftbins:
-        raise RuntimeError("only the periodic Hann window is computed here")
-    return 0.5 - 0.5 * np.cos(2.0 * np.pi * np.arange(n) / n)
-
-
-def _hamming(n: int, sym: bool = True) -> np.ndarray:
-    if not sym:
-        raise AttributeError("only the symmetric Hamming window is computed here")
-    return np.hamming(n)
-
-
-def _stand_ins() -> list[str]:
-    made = []
-    for name, subs in (("onnxruntime", ()), ("torchaudio", ("compliance", "compliance.kaldi", "transforms")),
-                       ("scipy", ("signal",))):  # fmt: skip
-        if importlib.util.find_spec(name) is not None:
-            continue
-        _stand_in(name)
-        for sub in subs:
-            window = {"get_window": _hann, "hamming": _hamming}  # torchmetrics checks hamming
-            child = _stand_in(f"{name}.{sub}", **(window if sub == "signal" else {}))
-            parent, _, leaf = f"{name}.{sub}".rpartition(".")
-            setattr(sys.modules[parent], leaf, child)
-        made.append(name)
-    # diffusers' image helpers and matcha's training utilities (plots, downloads) name these at import
-    for name, subs, attrs in (("PIL", ("Image", "ImageOps", "ImageFilter"), {"__version__": "10.0.0"}),
-                              ("matplotlib", ("pyplot",), {}), ("wget", (), {})):  # fmt: skip
-        if importlib.util.find_spec(name) is not None:
-            continue
-        parent = _stand_in(name, lenient=True, **attrs)
-        for sub in subs:
-            setattr(parent, sub, _stand_in(f"{name}.{sub}", lenient=True))
-        made.append(name)
-    return made
-
-
-def _model_yaml(text: str) -> str:
-    """The yaml with only the seeds, the plain settings and the three networks."""
-    out, keep = [], True
-    for line in text.splitlines():
-        m = re.match(r"^([A-Za-z_]\w*):", line)
-        if m:
-            value = line[m.end() :].strip()
-            keep = m.group(1).startswith("__") or m.group(1) in MODEL_KEYS or not value.startswith("!")
-            keep = keep and m.group(1) not in ("get_tokenizer", "feat_extractor", "allowed_special")
-        if keep:
-            out.append(line)
-    return "\n".join(out) + "\n"
-
-
-def load_official(checkout: str, folder: Path) -> tuple[Any, list[str]]:
-    """``CosyVoice3Model`` built and loaded as ``CosyVoice3.__init__`` does (without the frontend)."""
-    sys.path.insert(0, str(Path(checkout).resolve()))
-    # transformers, lightning and torchmetrics note at import which optional packages exist (and
-    # then use them): they must see only the real ones, so they are imported before the stand-ins
-    for module in ("transformers.models.qwen2.modeling_qwen2", "lightning.pytorch", "torchmetrics"):
-        importlib.import_module(module)
-    stand_ins = _stand_ins()
-    from cosyvoice.cli.model import CosyVoice3Model
-    from hyperpyyaml import load_hyperpyyaml
-
-    text = _model_yaml((folder / "cosyvoice3.yaml").read_text(encoding="utf-8"))
-    configs = load_hyperpyyaml(text, overrides={"qwen_pretrain_path": str(folder / QWEN_DIR)})
-    model = CosyVoice3Model(configs["llm"], configs["flow"], configs["hift"], fp16=False)
-    model.load(str(folder / "llm.pt"), str(folder / "flow.pt"), str(folder / "hift.pt"))
-    return model, stand_ins
-
-
-def _timed_llm(model: Any) -> dict[str, dict[str, float]]:
-    """Time the official ``llm_job`` of every call into the returned dict (by the call's uuid)."""
-    orig, record = model.llm_job, {}
-
-    def llm_job(text, prompt_text, llm_prompt_speech_token, llm_embedding, uuid):
-        t0 = time.perf_counter()
-        orig(text, prompt_text, llm_prompt_speech_token, llm_embedding, uuid)
-        record[uuid] = {"llm_s": time.perf_counter() - t0, "tokens": len(model.tts_speech_token_dict[uuid])}
-
-    model.llm_job = llm_job
-    return record
-
-
-def official_call(model: Any, inputs: dict[str, torch.Tensor], seed: int, stream: bool) -> dict[str, float]:
-    torch.manual_seed(seed)
-    _sync(torch.device(model.device))
-    t0 = time.perf_counter()
-    first, samples = None, 0
-    for out in model.tts(**inputs, stream=stream, speed=1.0):
-        first = first if first is not None else time.perf_counter() - t0
-        samples += out["tts_speech"].shape[-1]
-    wall = time.perf_counter() - t0
-    return {"wall_s": wall, "first_audio_s": first or wall, "audio_s": samples / RATE}
-
-
-def bench_official(model: Any, inputs: list[dict[str, torch.Tensor]], concurrency: list[int]) -> dict:
-    device = torch.device(model.device)
-    record = _timed_llm(model)
-    res: dict[str, Any] = {"runs": []}
-    official_call(model, inputs[0], 0, False)  # warm-up (CUDA kernels, allocator)
-    record.clear()
-    one = official_call(model, inputs[0], 1, False)
-    (lm,) = record.values()
-    one_stream = official_call(model, inputs[0], 1, True)
-    res["single"] = {**one, **lm, "lm_ms_per_token": 1e3 * lm["llm_s"] / max(lm["tokens"], 1),
-                     "rtf": one["wall_s"] / max(one["audio_s"], 1e-9),
-                     "stream_first_audio_s": one_stream["first_audio_s"],
-                     "stream_wall_s": one_stream["wall_s"]}  # fmt: skip
-    for n in concurrency:
-        _reset_peak(device)
-        record.clear()
-        results: list[dict[str, float]] = [{} for _ in range(n)]
-
-        def work(i: int, results: list[dict[str, float]] = results) -> None:
-            results[i] = official_call(model, inputs[i % len(inputs)], 100 + i, False)
-
-        t0 = time.perf_counter()
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.perf_counter() - t0
-        tokens = sum(int(r["tokens"]) for r in record.values())
-        audio = sum(r.get("audio_s", 0.0) for r in results)
-        res["runs"].append({"concurrency": n, "how": "threads" if n > 1 else "one call", "wall_s": wall,
-                            "tokens": tokens, "tokens_per_s": tokens / wall, "audio_s": audio,
-                            "rtf_aggregate": wall / max(audio, 1e-9),
-                            "peak_gb": _peak_gb(device)})  # fmt: skip
-    return res
-
-
 # ---- VoxDesk: the LM alone ------------------------------------------------------------------
 def load_lm(folder: Path, device: torch.device, dtype: torch.dtype):
     from app.models.cosyvoice.config import load_config
@@ -287,7 +123,7 @@ def bench_lm(folder: Path, inputs: list[dict[str, torch.Tensor]], concurrency: l
              device: torch.device, dtype: torch.dtype) -> dict:  # fmt: skip
     from app.models.cosyvoice.lm_loop import LMRequest, generate
 
-    _reset_peak(device)
+    reset_peak(device)
     lm, params = load_lm(folder, device, dtype)
 
     def requests(n: int, seed0: int) -> list[LMRequest]:
@@ -302,15 +138,15 @@ def bench_lm(folder: Path, inputs: list[dict[str, torch.Tensor]], concurrency: l
     generate(lm, requests(1, 0), params)  # warm-up
     res: dict[str, Any] = {"dtype": str(dtype).replace("torch.", ""), "runs": []}
     for n in concurrency:
-        _sync(device)
+        sync_device(device)
         t0 = time.perf_counter()
         tokens = generate(lm, requests(n, 100), params)
-        _sync(device)
+        sync_device(device)
         wall = time.perf_counter() - t0
         total, steps = sum(len(t) for t in tokens), max(len(t) for t in tokens)
         res["runs"].append({"concurrency": n, "wall_s": wall, "tokens": total, "steps": steps,
                             "ms_per_step": 1e3 * wall / max(steps, 1), "tokens_per_s": total / wall,
-                            "audio_s": total / TOKENS_PER_SECOND, "peak_gb": _peak_gb(device)})  # fmt: skip
+                            "audio_s": total / TOKENS_PER_SECOND, "peak_gb": peak_gb(device)})  # fmt: skip
     return res
 
 
@@ -342,7 +178,7 @@ def bench_engine(
     text = (TEXT * 8)[:text_chars]
     dev = torch.device(engine.device)
     for n in [1, *concurrency]:  # the first single run warms up
-        _reset_peak(dev)
+        reset_peak(dev)
         start = time.perf_counter()
         ids = {engine.submit(SynthRequest(text, voice=voice, seed=100 + i)) for i in range(n)}
         done: list[RequestFinished] = []
@@ -359,7 +195,7 @@ def bench_engine(
                             "tokens": sum(f.n_patches for f in done),
                             "rtf_aggregate": wall / max(audio, 1e-9),
                             "first_audio_s_p50": float(np.median([f.stats["first_chunk_s"] for f in done])),
-                            "peak_gb": _peak_gb(dev)})  # fmt: skip
+                            "peak_gb": peak_gb(dev)})  # fmt: skip
     res["runs"] = res["runs"][1:]
     engine.shutdown()
     return res
@@ -413,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
                            f"cpu, {torch.get_num_threads()} threads", "folder": str(args.folder),
                            "text_tokens": args.text_tokens, "torch": torch.__version__}  # fmt: skip
     if "official" in sides and args.official:
+        from app.models.cosyvoice.bench_official import bench_official, load_official
+
         if device.type == "cpu":
             torch.cuda.is_available = lambda: False  # the official model picks CUDA by itself
         try:
