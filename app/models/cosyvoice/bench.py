@@ -32,7 +32,6 @@ Writes one JSON (``--json``) and prints a table.
 from __future__ import annotations
 
 import argparse
-import importlib.machinery
 import importlib.util
 import json
 import time
