@@ -292,6 +292,8 @@ class Engine:
                 self._emit(seq, audio, events, now)
                 self.scheduler.requeue(seq)
                 continue
+            if out.beam_parents[i] is not None:
+                self.scheduler.blocks.reorder(seq, out.beam_parents[i])
             self.scheduler.blocks.hash_blocks(seq)
             self._emit(seq, audio, events, now)
             if out.retry[i]:

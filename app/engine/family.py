@@ -85,6 +85,9 @@ class StepResult:
     ``done[i]``: the request ended; its last audio is in ``audio[i]``.
     ``error[i]``: a plain line when this request failed (e.g. non-finite output); the others go on.
     ``retry[i]``: the take is a bad case and starts again from its prompt (VoxCPM's retry).
+    ``beam_parents[i]``: for a request decoded as several beams (``Sequence.width``), which beam
+    each new beam continues; the engine re-points the beams' block tables
+    (:meth:`~app.engine.block_manager.BlockManager.reorder`). ``None``: one beam, or unchanged.
     ``next_part[i]``: the runner has replaced the sequence's positions with the next piece of a
     long text (:meth:`Sequence.next_part`; CosyVoice speaks long text as several LM runs): the
     engine frees its KV blocks and prefills it again, as a retry does, but its audio stream,
@@ -96,12 +99,14 @@ class StepResult:
     error: list[str | None] = field(default_factory=list)
     retry: list[bool] = field(default_factory=list)
     next_part: list[bool] = field(default_factory=list)
+    beam_parents: list[list[int] | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         n = len(self.audio)
         self.error = self.error or [None] * n
         self.retry = self.retry or [False] * n
         self.next_part = self.next_part or [False] * n
+        self.beam_parents = self.beam_parents or [None] * n
 
 
 class FamilyRunner(ABC):
@@ -110,14 +115,16 @@ class FamilyRunner(ABC):
     Life of a request: :meth:`make_sequence` (engine thread, may raise :class:`VoxDeskError`
     with one plain line) → :meth:`prefill` (KV for its new positions; may run again after a
     preemption, a retry or a next part) → :meth:`start` once before its first decode (again
-    after a retry, not after a preemption or a next part: ``Sequence.started``) →
+    after a retry or the preemption of a request with several beams, not after another
+    preemption or a next part: ``Sequence.started``) →
     :meth:`decode` once per engine step until ``done`` → :meth:`release` when it leaves
     (finished, failed or cancelled). All calls come from the engine thread.
 
-    The engine owns a sequence's blocks (``block_table``, allocated for every position plus the
-    one the coming decode writes), its stream slot (``vae_slot``: the row of the runner's
-    per-request state), its adapter slot (``adapter``) and its ``stretcher``. The runner owns
-    its positions (``ids``/``patches``) and ``num_computed`` (positions whose KV is in the
+    The engine owns a sequence's blocks (``block_tables``, one per beam, allocated for every
+    position plus the one the coming decode writes; before writing, the runner copies the KV
+    blocks listed in ``Sequence.copies`` and clears it), its stream slot (``vae_slot``: the row
+    of the runner's per-request state), its adapter slot (``adapter``) and its ``stretcher``.
+    The runner owns its positions (``ids``/``patches``) and ``num_computed`` (positions whose KV is in the
     cache: full blocks up to it are registered in the prefix cache after each step).
     """
 

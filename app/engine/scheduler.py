@@ -5,7 +5,8 @@ so they join requests already decoding. When the KV blocks run out during decode
 running request is preempted: its blocks are freed and it goes back to the head of the queue,
 to be recomputed from its content (prompt plus the patches it already made) when memory allows.
 A preempted request keeps its streaming-decoder slot, so its audio continues seamlessly.
-A request restarted for a bad-case retry goes back the same way, without its generated patches.
+A request restarted for a bad-case retry goes back the same way, without its generated patches,
+and so does a preempted request with several beams (its beams' positions are not the sequence's).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class Scheduler:
                 break
             # keep one free block per running sequence, so admitting this one does not force a
             # preemption at the very next decode (which would thrash)
-            reserve = len(self.running) if self.running else 0
+            reserve = sum(s.width for s in self.running)
             if not self.blocks.can_allocate(seq, cached, reserve):
                 break
             self.blocks.allocate(seq, cached)
@@ -84,6 +85,8 @@ class Scheduler:
     def preempt(self, seq: Sequence) -> None:
         self.running.remove(seq)
         self.blocks.deallocate(seq)
+        if seq.width > 1:  # the beams' own positions are not kept: drawn again from the prompt
+            seq.rewind()
         seq.status = Status.WAITING
         self.waiting.appendleft(seq)
         self.num_preempted += 1

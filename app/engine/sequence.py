@@ -60,7 +60,12 @@ class Sequence:
         self.seed = seed
         self.block_size = block_size
         self.status = Status.WAITING
-        self.block_table: list[int] = []
+        # One block table per beam: a family that decodes several beams of one request (IndexTTS's
+        # beam search) sets ``width`` in make_sequence; its beams share the prompt's blocks and
+        # are forked on write (BlockManager.may_append / reorder). Everyone else has one table.
+        self.width = 1
+        self.block_tables: list[list[int]] = [[]]
+        self.copies: list[tuple[int, int]] = []  # (src, dst) blocks to copy before the next write
         self.num_cached_tokens = 0  # positions whose KV came from the prefix cache
         self.num_computed = 0  # positions whose KV is in the cache (cached or computed)
         self.vae_slot = -1
@@ -86,6 +91,11 @@ class Sequence:
         return len(self.ids)
 
     @property
+    def block_table(self) -> list[int]:
+        """The first beam's block table (the only one unless ``width`` > 1)."""
+        return self.block_tables[0]
+
+    @property
     def num_generated(self) -> int:
         return len(self.ids) - self.num_prompt
 
@@ -101,11 +111,17 @@ class Sequence:
     def restart(self) -> None:
         """Drop the generated patches: the next take starts again from the prefill positions.
         Hashes of blocks that lie wholly in the prompt stay valid (they depend on it alone)."""
-        del self.ids[self.num_prompt :], self.patches[self.num_prompt :]
-        del self._block_keys[self.num_prompt // self.block_size :]
+        self.rewind()
         self.take += 1
         self.n_chunks = 0
         self.samples_sent = 0
+
+    def rewind(self) -> None:
+        """Back to the prompt positions, decoding state to be set up again (``start``): a retry,
+        or the preemption of a request with several beams, whose beams' own positions are not
+        kept (the family draws them again from the same generator state)."""
+        del self.ids[self.num_prompt :], self.patches[self.num_prompt :]
+        del self._block_keys[self.num_prompt // self.block_size :]
         self.started = False
 
     def next_part(self, ids: list[int], patches: list[Any]) -> None:
