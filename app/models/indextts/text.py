@@ -16,7 +16,8 @@ step by step:
    words joined with spaces. The official ``JapaneseG2PProcessor(g2p_ratio=0)`` replaces no word
    by its reading, but still draws one ``random.random()`` for each run holding a kanji word:
    ours draws it too (from ``rng``, Python's global generator by default, as the official code), so
-   the draws after it stay where they were;
+   the draws after it stay where they were (in ``infer`` they come after the ``use_random``
+   emotion-row draws, ``random.randint`` per emotion);
 6. every ``<|name|>`` upper-cased (so ``<|special_token_1|>`` typed by hand is a special token);
 7. the split of ``split_text_by_tokens``: nothing when the text fits ``min(max_tokens,
    max_text_tokens) - len(prefix)`` tokens; else special-token spans kept whole, the rest cut after
@@ -48,7 +49,7 @@ from app.models.indextts.vocab import language_id, load_encoding, write_tiny_voc
 __all__ = ["LANGUAGES", "MAX_CHARS", "TextFrontend", "language_id", "write_tiny_vocab"]
 
 LANGUAGES = ("zh", "en", "ja", "ar", "es")  # the official web UI's choices
-MAX_CHARS = 20_000  # one request's text; a book goes through the long-form splitter first
+MAX_CHARS = 10_000  # one request; longer text goes through the app's segmenter or long-form projects first
 _HIRAGANA = re.compile(r"[\u3040-\u309F]+")
 _KATAKANA = re.compile(r"[\u30A0-\u30FF]+")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
