@@ -124,13 +124,11 @@ def test_vocabulary_problems_are_one_line(tmp_path: Path) -> None:
         load_encoding(tmp_path)
 
 
-def test_config_problems_are_one_line(folder: Path, tmp_path: Path) -> None:
+def test_config_problems_are_one_line(tmp_path: Path) -> None:
     write_tiny_vocab(tmp_path)
-    with pytest.raises(VoxDeskError, match="config.yaml"):
+    with pytest.raises(VoxDeskError, match="config.yaml") as err:
         TextFrontend(tmp_path)
-    (tmp_path / "config.yaml").write_text("gpt:\n  max_text_tokens: -3\n", encoding="utf-8")
-    with pytest.raises(VoxDeskError, match="positive whole number"):
-        TextFrontend(tmp_path)
+    assert "\n" not in str(err.value)
     assert TextFrontend(tmp_path, max_text_tokens=40).max_text_tokens == 40
 
 

@@ -40,9 +40,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-import yaml
-
 from app.errors import VoxDeskError
+from app.models.indextts.config import load_config
 from app.models.indextts.normalize import ANNOTATION, Normalizer, clean, read_glossary
 from app.models.indextts.vocab import language_id, load_encoding, write_tiny_vocab
 
@@ -112,7 +111,7 @@ class TextFrontend:
     def __init__(self, model_dir: Path, max_text_tokens: int | None = None) -> None:
         model_dir = Path(model_dir)
         self.encoding = load_encoding(model_dir)
-        self.max_text_tokens = max_text_tokens or _max_text_tokens(model_dir)
+        self.max_text_tokens = max_text_tokens or load_config(model_dir).gpt["max_text_tokens"]
         self.normalizer = Normalizer(read_glossary(model_dir / "glossary.yaml"))
 
     def count(self, text: str) -> int:
@@ -197,15 +196,3 @@ def _pieces(text: str) -> list[tuple[str, bool]]:
         out.append((text[pos:], False))
     return out
 
-
-def _max_text_tokens(model_dir: Path) -> int:
-    """``gpt.max_text_tokens`` of the folder's ``config.yaml``."""
-    path = model_dir / "config.yaml"
-    try:
-        value = yaml.safe_load(path.read_text(encoding="utf-8"))["gpt"]["max_text_tokens"]
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, KeyError, TypeError):
-        raise VoxDeskError(f"Cannot read gpt.max_text_tokens in {path}: download the model again.") from None
-    if not isinstance(value, int) or value < 1:
-        raise VoxDeskError(f"gpt.max_text_tokens in {path} is not a positive whole number: "
-                           "download the model again.")  # fmt: skip
-    return value
