@@ -24,6 +24,14 @@ CASES = {case["name"]: case for case in GOLDEN["cases"]}
 JAPANESE = {name for name, case in CASES.items() if case["lang"] == "ja"}
 
 
+def _needs_japanese() -> None:
+    """Skip where fugashi + unidic-lite (the optional 'ja' extra) are not installed."""
+    try:
+        text_module._Japanese.words("日本")
+    except VoxDeskError:
+        pytest.skip("Japanese text needs fugashi + unidic-lite (pip install 'voxdesk[ja]')")
+
+
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("indextts_text")
@@ -60,7 +68,7 @@ def test_capacity_comes_from_config(frontend: TextFrontend) -> None:
 def test_segments_match_official(frontend: TextFrontend, name: str) -> None:
     case = CASES[name]
     if name in JAPANESE:
-        pytest.importorskip("fugashi", reason="Japanese text needs fugashi + unidic-lite (optional)")
+        _needs_japanese()
     frontend.normalizer.glossary = case.get("glossary", {})
     rng = random.Random(case.get("seed", 0))
     try:
@@ -83,7 +91,7 @@ def test_long_texts_split_as_official(frontend: TextFrontend) -> None:
 
 
 def test_global_random_is_the_default(frontend: TextFrontend) -> None:
-    pytest.importorskip("fugashi", reason="Japanese text needs fugashi + unidic-lite (optional)")
+    _needs_japanese()
     case = CASES["ja_spaces"]
     random.seed(case["seed"])
     assert frontend.segments(case["text"], "JA") == case["segments"]
