@@ -75,7 +75,7 @@ def read_ranks(path: Path) -> dict[bytes, int]:
     for number, line in enumerate(lines, 1):
         try:
             token, rank = line.split()
-            ranks[base64.b64decode(token, validate=True)] = int(rank)
+            ranks[base64.b64decode(token)] = int(rank)
         except ValueError:
             raise VoxDeskError(f"{path.name} line {number} is not 'base64 rank': "
                                "the vocabulary is damaged, download the model again.") from None  # fmt: skip
