@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tiny_indextts import tiny_ix  # noqa: F401
 
 from app.errors import VoxDeskError
 from app.models.indextts import text as text_module
@@ -54,6 +55,12 @@ def test_tiny_vocab_is_the_one_the_goldens_used(folder: Path) -> None:
     # as in the real vocabulary, the ids the GPT drops (start/stop text token) are "!" and '"'
     assert encoding.encode("!\"") == [0, 1]
     assert PRESETS[TINY]["gpt"]["number_text_tokens"] > encoding.n_vocab - 1
+
+
+def test_the_tiny_model_folder_holds_the_golden_vocabulary(tiny_ix: Path) -> None:  # noqa: F811
+    assert hashlib.sha256((tiny_ix / VOCAB_FILE).read_bytes()).hexdigest() == GOLDEN["vocab_sha256"]
+    case = CASES["zh_annotation"]
+    assert TextFrontend(tiny_ix).segments(case["text"], case["lang"]) == case["segments"]
 
 
 def test_language_ids_are_the_official_ones() -> None:
