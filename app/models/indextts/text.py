@@ -27,10 +27,13 @@ step by step:
    trailing id 1. The GPT later drops every id 0 and 1 (``!`` and ``"`` in the vocabulary), so
    they are kept here, as the official ``infer`` hands them over.
 
-Japanese needs fugashi and unidic-lite (MIT/BSD, ~250 MB installed, not in the bundle): without
-them Japanese text is refused with one line, while other languages work (the official code cannot
-start at all without them). The vocabulary (and the tiny one the test folders hold: 700 ranks +
-1673 specials = 2373 ids) lives in :mod:`app.models.indextts.vocab`.
+Japanese needs fugashi and unidic-lite (MIT/BSD, ~250 MB installed, not in the bundle: the
+optional ``ja`` extra): without them Japanese text is refused with one line, while other languages
+work. The official code cannot start at all without fugashi, unless mecab-python3 and a system
+MeCab dictionary stand in (a fallback we do not take: its words may differ).
+
+The vocabulary (and the tiny one the test folders hold: 700 ranks + 1673 specials = 2373 ids)
+lives in :mod:`app.models.indextts.vocab`.
 """
 
 from __future__ import annotations
