@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +85,15 @@ def test_a_malformed_score_reads_as_zero(qwen: QwenEmotion) -> None:
 def test_missing_folder_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(VoxDeskError, match="Emotion from text needs the QwenEmotion model: install it"):
         QwenEmotion(tmp_path / "qwen0.6bemo4-merge")
+
+
+@pytest.mark.parametrize("damage", ["model.safetensors", "tokenizer.json"])
+def test_damaged_folder_says_what_to_do(tiny_ix: Path, tmp_path: Path, damage: str) -> None:  # noqa: F811
+    folder = shutil.copytree(tiny_ix / load_config(tiny_ix).qwen_emo_path, tmp_path / "qwen")
+    (folder / damage).write_bytes(b"not a file of this kind")
+    with pytest.raises(VoxDeskError) as err:
+        QwenEmotion(folder)
+    assert "does not load" in str(err.value) and "\n" not in str(err.value)
 
 
 def test_tiny_folder_looks_like_the_real_one(qwen: QwenEmotion, tiny_ix: Path, tmp_path: Path) -> None:  # noqa: F811

@@ -50,8 +50,9 @@ class QwenEmotion:
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(root, local_files_only=True)
             self.model = Qwen3ForCausalLM.from_pretrained(root, dtype=torch.float16, local_files_only=True)
-        except (OSError, ValueError, KeyError) as exc:
-            raise VoxDeskError(f"The QwenEmotion model in {root} does not load ({exc}): download it "
+        except Exception as exc:  # noqa: BLE001 - a damaged download fails in many ways inside transformers
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise VoxDeskError(f"The QwenEmotion model in {root} does not load ({first}): download it "
                                "again from the Models page.") from None  # fmt: skip
         self.model.to(device).eval()
 
