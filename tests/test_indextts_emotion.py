@@ -132,7 +132,7 @@ def test_matrices_of_the_wrong_shape_are_refused(tiny_ix: Path, tmp_path: Path) 
     folder.mkdir()
     shutil.copy(tiny_ix / cfg.spk_matrix, folder / cfg.spk_matrix)
     torch.save(torch.zeros(3, 4), folder / cfg.emo_matrix)
-    with pytest.raises(VoxDeskError, match=r"feat2\.pt holds \(3, 4\), not the \[16, 32\] matrix"):
+    with pytest.raises(VoxDeskError, match=r"feat2\.pt holds \[3, 4\], not the \[16, 32\] matrix"):
         EmotionMatrices.load(folder, cfg)
 
 

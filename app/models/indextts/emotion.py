@@ -120,9 +120,9 @@ class EmotionMatrices:
 def _matrix(path: Path, rows: int, width: int) -> torch.Tensor:
     value = load_torch(path)
     if not isinstance(value, torch.Tensor) or tuple(value.shape) != (rows, width):
-        got = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
-        raise VoxDeskError(f"{path.name} holds {got}, not the [{rows}, {width}] matrix config.yaml's "
-                           "emo_num implies: download the model folder again.")  # fmt: skip
+        got = list(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+        raise VoxDeskError(f"{path.name} holds {got}, not the [{rows}, {width}] matrix this folder's "
+                           "config.yaml describes: download the model folder again.")  # fmt: skip
     return value.float()
 
 
