@@ -25,6 +25,7 @@ import torch
 
 from app.errors import VoxDeskError
 from app.models.indextts.presets import EMOTIONS
+from app.models.indextts.weights import NO_QWEN
 
 THINK_END = 151668  # ``</think>``, the id the official reader looks for
 PROMPT = "文本情感分类"
@@ -34,8 +35,7 @@ LABEL_KEYS = ("emotion", "emotion_label", "label", "情感", "情绪")
 MAX_SCORE = 1.2
 _PAIR = re.compile(r'([^\s":.,]+?)"?\s*:\s*([\d.]+)')
 _TO_CN = dict(zip(EMOTIONS, CN_KEYS, strict=True))
-MISSING = ("Emotion from text needs the QwenEmotion model: install it from the Models page ({path} is "
-           "missing).")
+MISSING = NO_QWEN[0].upper() + NO_QWEN[1:] + ": install it from the Models page ({path} is missing)."
 
 
 class QwenEmotion:
