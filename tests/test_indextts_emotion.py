@@ -9,6 +9,7 @@ emotion clip at α 0.6, and the official vector mix (rows picked by cosine, α a
 from __future__ import annotations
 
 import json
+import random
 import shutil
 from pathlib import Path
 
@@ -90,6 +91,17 @@ def test_vector_mix_matches_official(tiny_ix: Path, encoder: EmotionEncoder, gol
     scaled = scale_vector(record["vector"], record["vector_alpha"]["alpha"])
     assert scaled == record["vector_alpha"]["scaled"]  # truncated: 0.3 x 0.6 gives 0.1799
     close(matrices.mix(scaled, style, base), arrays["vector_alpha"])
+
+
+def test_random_rows_match_official(tiny_ix: Path, encoder: EmotionEncoder, golden) -> None:  # noqa: F811
+    """``use_random``: per emotion a row from Python's random (seeded as the official run was)."""
+    record, arrays = golden
+    feats, style = inputs(record)
+    matrices = EmotionMatrices.load(tiny_ix, load_config(tiny_ix))
+    rows = matrices.random_rows(random.Random(record["random_rows"]["seed"]))
+    assert rows == record["random_rows"]["rows"]
+    base = encoder.merge(feats["spk"], feats["spk"], 1.0)
+    close(matrices.mix(record["vector"], style, base, rows), arrays["vector_random"])
 
 
 def test_alpha_is_clamped_for_vectors() -> None:

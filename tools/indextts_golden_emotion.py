@@ -12,9 +12,10 @@ What runs is official: ``UnifiedVoice(**cfg.gpt, spk_cond_mode="campplus")`` loa
 ``load_checkpoint`` and its ``merge_emovec`` (the inputs are fixed random w2v-BERT-like features
 [1, T, 1024] and a CAMPPlus-like style [1, 192], so no other part is needed), the matrices as
 ``IndexTTS2.__init__`` loads and splits them (``torch.load``, ``torch.split``), the row choice
-``find_most_similar_cosine``, ``QwenEmotion`` and ``IndexTTS2.normalize_emo_vec``. Two short
+``find_most_similar_cosine``, ``QwenEmotion`` and ``IndexTTS2.normalize_emo_vec``. Three short
 stretches of ``infer_generator`` are written out here because they are inline there: the α scaling
-of a vector (``infer_v2_5.py:606-610``) and the mix (``:666-680``, ``:768``). For the reply readings
+of a vector (``infer_v2_5.py:606-610``), the ``use_random`` row choice (``:671-672``) and the mix
+(``:666-680``, ``:768``). For the reply readings
 ``QwenEmotion.model.generate`` is replaced by one returning a fixed reply, so everything after the
 draw (``</think>`` cut, decode, JSON or pattern, melancholic swap, normalise, clamp, calm) is the
 official code's.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from indextts_official import COMMIT, load_tree, official_import, save_npz  # no
 
 FEATS = {"spk": (11, 60), "emo": (12, 45)}  # name: (seed, frames) of randn [1, frames, 1024]
 STYLE_SEED = 13  # randn [1, 192]
+RANDOM_SEED = 7  # random.seed before the use_random row choice
 VECTOR = [0.0, 0.3, 0.0, 0.0, 0.2, 0.0, 0.0, 0.35]
 TEXTS = [  # (name, text, seed, alpha)
     ("text_zh", "今天我非常高兴，阳光明媚！", 0, 1.0),
@@ -94,10 +97,13 @@ def main(argv: list[str]) -> int:
 
     rows = [int(find_most_similar_cosine(style, m)) for m in spk_matrix]
 
-    def mix(vector: list[float]) -> Any:
+    random.seed(RANDOM_SEED)
+    random_rows = [random.randint(0, x - 1) for x in emo_num]  # infer_v2_5.py:671-672 (use_random)
+
+    def mix(vector: list[float], picks: list[int] = rows) -> Any:
         """infer_v2_5.py:666-680 and :768 (inline there): the speaker clip as its own emotion, α 1."""
         weight = torch.tensor(vector)
-        picked = torch.cat([m[i].unsqueeze(0) for i, m in zip(rows, emo_matrix, strict=True)], 0)
+        picked = torch.cat([m[i].unsqueeze(0) for i, m in zip(picks, emo_matrix, strict=True)], 0)
         mat = torch.sum(weight.unsqueeze(1) * picked, 0).unsqueeze(0)
         return mat + (1 - torch.sum(weight)) * merge(feats["spk"], feats["spk"], 1.0)
 
@@ -107,6 +113,7 @@ def main(argv: list[str]) -> int:
         "emo_alone": gpt.get_emovec(feats["emo"], torch.tensor([1024])).detach(),
         "vector": mix(scale(VECTOR, 1.0)),
         "vector_alpha": mix(scale(VECTOR, 0.6)),
+        "vector_random": mix(VECTOR, random_rows),
     }
     record: dict[str, Any] = {
         "commit": COMMIT,
@@ -117,6 +124,7 @@ def main(argv: list[str]) -> int:
         "vector": VECTOR,
         "vector_alpha": {"alpha": 0.6, "scaled": scale(VECTOR, 0.6)},
         "rows": rows,
+        "random_rows": {"seed": RANDOM_SEED, "rows": random_rows},
         "texts": [],
         "replies": [],
         "balance": [{"in": v, "out": IndexTTS2.normalize_emo_vec(None, v)} for v in BALANCE],

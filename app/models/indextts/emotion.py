@@ -18,6 +18,7 @@ voice's own emotion. :func:`webui_balance` is the official web UI's rescaling, o
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,11 +109,24 @@ class EmotionMatrices:
         return [int(torch.argmax(F.cosine_similarity(style, spk.to(style.device).float(), dim=1)))
                 for spk in self.spk]  # fmt: skip
 
-    def mix(self, weights: Sequence[float], style: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
+    def random_rows(self, rng: random.Random) -> list[int]:
+        """The official ``use_random`` choice: per emotion ``rng.randint(0, n − 1)`` (the official
+        code draws from Python's global ``random``)."""
+        return [rng.randint(0, len(m) - 1) for m in self.emo]
+
+    def mix(
+        self,
+        weights: Sequence[float],
+        style: torch.Tensor,
+        base: torch.Tensor,
+        rows: Sequence[int] | None = None,
+    ) -> torch.Tensor:
         """``Σ w_k·row_k + (1 − Σ w)·base`` (``infer_v2_5.py:666-680``, ``:768``): ``base`` [1, d] is
-        :meth:`EmotionEncoder.merge` of the speaker clip with itself at α 1."""
+        :meth:`EmotionEncoder.merge` of the speaker clip with itself at α 1; the rows are those
+        nearest to ``style`` unless ``rows`` (e.g. :meth:`random_rows`) are given."""
         w = torch.tensor([float(v) for v in weights], device=base.device)
-        picked = torch.cat([m[i].unsqueeze(0) for i, m in zip(self.rows(style), self.emo, strict=True)])
+        rows = self.rows(style) if rows is None else rows
+        picked = torch.cat([m[i].unsqueeze(0) for i, m in zip(rows, self.emo, strict=True)])
         mixed = torch.sum(w.unsqueeze(1) * picked.to(base.device), 0).unsqueeze(0)
         return mixed + (1 - torch.sum(w)) * base
 
