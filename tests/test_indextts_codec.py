@@ -125,6 +125,13 @@ def test_codes_outside_the_codebook_are_one_line(codec: SemanticCodec) -> None:
         codec.decode(torch.zeros(2, 1, 3, dtype=torch.long))
 
 
+def test_empty_input_is_one_line(regulator: LengthRegulator) -> None:
+    with pytest.raises(VoxDeskError, match="0 feature frames"):
+        regulator(torch.zeros(1, 0, 1024), torch.tensor([10]))
+    with pytest.raises(VoxDeskError, match="to 0 mel frames"):
+        regulator(torch.zeros(1, 5, 1024), torch.tensor([0]))
+
+
 def test_bad_duration_factor_is_one_line() -> None:
     for bad in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(VoxDeskError, match="not a positive number"):

@@ -89,6 +89,9 @@ class LengthRegulator(nn.Module):
         """Features ``[B, T, in_channels]`` and lengths ``[B]`` → ``[B, max(ylens), channels]``."""
         ylens = ylens.to(x.device).long().reshape(-1)
         frames = int(ylens.max())
+        if frames < 1 or x.shape[1] < 1:
+            raise VoxDeskError(f"The length regulator got {x.shape[1]} feature frames to stretch to "
+                               f"{frames} mel frames: the prompt or the text is empty.")  # fmt: skip
         weight = self.content_in_proj.weight
         x = self.content_in_proj(x.to(weight.device, weight.dtype))
         x = F.interpolate(x.transpose(1, 2), size=frames, mode="nearest")
