@@ -1,7 +1,8 @@
 """IndexTTS-2.5's semantic codec decoder and length regulator against the official goldens.
 
 ``tests/data/indextts/codec_lr.npz`` (tests/data/indextts/README.md) holds what the official
-``EnhancedCodec.decode`` and ``InterpolateRegulator`` made on the tiny folder of seed 0: for two
+``EnhancedCodec.decode`` and ``InterpolateRegulator`` made on the tiny folder of seed 0 (the
+``tiny_ix`` fixture writes the same folder): for two
 random code strings, ``S_infer`` and, at three duration factors, the target length and the
 condition; and the prompt condition of given w2v-BERT-shaped features.
 """
@@ -13,12 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from tiny_indextts import tiny_ix  # noqa: F401
 
 from app.errors import VoxDeskError
-from app.models.indextts.checkpoint import official_shapes, state_dict
+from app.models.indextts.checkpoint import official_shapes
 from app.models.indextts.codec import SemanticCodec, fold_weight_norm
+from app.models.indextts.config import load_config
 from app.models.indextts.length_regulator import LengthRegulator, target_frames
-from app.models.indextts.presets import REAL, TINY, preset
+from app.models.indextts.presets import REAL, preset
+from app.models.indextts.weights import load_torch
 
 GOLDEN = Path(__file__).parent / "data" / "indextts" / "codec_lr.npz"
 TOL = 1e-5
@@ -38,12 +42,12 @@ def golden() -> dict[str, np.ndarray]:
 
 
 @pytest.fixture(scope="module")
-def parts() -> tuple[dict, dict, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """The tiny config sections and the tensors ``write_folder(..., seed=0)`` puts in ``codec.pth``
-    and ``s2mel.pth`` (the same generator per file; drawn here without writing the 65 MB folder)."""
-    tree, entry = preset(TINY), official_shapes(TINY)
-    codec, regulator = state_dict(entry, "codec", 0), state_dict(entry, "length_regulator", 0)
-    return tree["semantic_codec"], tree["s2mel"], codec, regulator
+def parts(tiny_ix: Path) -> tuple[dict, dict, dict[str, torch.Tensor], dict[str, torch.Tensor]]:  # noqa: F811
+    """The tiny folder's config sections and its codec.pth / s2mel.pth tables."""
+    cfg = load_config(tiny_ix)
+    codec = load_torch(tiny_ix / "codec.pth")["model"]
+    regulator = load_torch(tiny_ix / cfg.s2mel_checkpoint)["net"]["length_regulator"]
+    return cfg.semantic_codec, cfg.s2mel, codec, regulator
 
 
 @pytest.fixture(scope="module")
