@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import pickle
 import shutil
@@ -54,6 +55,23 @@ def test_the_tiny_folder_has_the_official_layout_and_keys(tiny_ix: Path, files: 
     rows = sum(PRESETS[TINY]["emo_num"])
     assert load_torch(tiny_ix / "feat1.pt").shape == (rows, 192)
     assert load_torch(tiny_ix / "feat2.pt").shape == (rows, PRESETS[TINY]["gpt"]["model_dim"])
+
+
+@pytest.mark.parametrize(
+    ("module", "written"),
+    [("text", "multilingual_zh_ja_yue_char_del.tiktoken"), ("semantic", "hf_cache/w2v-bert-2.0/config.json"),
+     ("qwen_emotion", "qwen0.6bemo4-merge/config.json")],
+)  # fmt: skip
+def test_the_other_parts_write_their_files_once_merged(tiny_ix: Path, module: str, written: str) -> None:  # noqa: F811
+    merged = importlib.util.find_spec(f"app.models.indextts.{module}") is not None
+    assert (tiny_ix / written).is_file() == merged
+
+
+def test_the_command_line_writes_or_says_why_not(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "file").write_text("x")
+    assert checkpoint.main([str(tmp_path / "file")]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("error: ") and "is a file" in out and out.count("\n") == 1
 
 
 def test_the_computed_buffers_are_the_official_formulas(files: dict) -> None:
