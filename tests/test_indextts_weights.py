@@ -142,6 +142,11 @@ def test_the_real_preset_is_recorded_at_the_released_sizes() -> None:
     assert entry["gpt"]["emovec_layer.weight"] == [1280, 1024]
     assert entry["bigvgan"]["conv_pre.weight_v"] == [1536, 80, 7]
     assert entry["campplus"] == _entry(TINY)["campplus"]  # CAMPPlus(80, 192) is fixed
+    for name in entry["buffers"]:  # the released sizes' positional table, filters, DiT positions
+        part, _, key = name.partition(".")
+        dtype = getattr(torch, entry["dtypes"].get(name, "float32"))
+        assert list(checkpoint._buffer(entry, name, entry[part][key], dtype).shape) == entry[part][key]
+    assert set(state_dict(entry, "length_regulator", 0)) == set(entry["length_regulator"])
 
 
 # ---- load_torch / strict_load -----------------------------------------------------------------
