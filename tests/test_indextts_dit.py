@@ -20,8 +20,10 @@ from tiny_indextts import tiny_ix  # noqa: F401
 
 from app.errors import VoxDeskError
 from app.models.indextts import cfm
+from app.models.indextts.checkpoint import official_shapes
 from app.models.indextts.config import load_config
 from app.models.indextts.dit import S2MelDiT
+from app.models.indextts.presets import REAL, preset
 from app.models.indextts.weights import load_torch
 
 DATA = Path(__file__).parent / "data" / "indextts" / "dit_cfm.npz"
@@ -169,6 +171,18 @@ def test_both_weight_norm_forms_load_alike(
     other = S2MelDiT.from_config(section).load(renamed)
     for (name, mine), theirs in zip(dit.state_dict().items(), other.state_dict().values(), strict=True):
         assert torch.equal(mine, theirs), name
+
+
+def test_the_released_shapes_load() -> None:
+    """The official DiT's keys and shapes at the released size (official_shapes.json, 13 blocks,
+    512 wide) fit, on the meta device (nothing allocated)."""
+    state = {k: torch.empty(shape, device="meta") for k, shape in official_shapes(REAL)["cfm"].items()}
+    with torch.device("meta"):
+        dit = S2MelDiT.from_config(preset(REAL)["s2mel"])
+    dit.load(state)
+    assert (
+        len(dit.transformer.layers) == 13 and dit.transformer.layers[0].feed_forward.w1.out_features == 1536
+    )
 
 
 def test_a_file_that_does_not_fit_is_named(s2mel: S2Mel) -> None:
