@@ -48,10 +48,12 @@ def solve(
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
     """One request: ``cond`` [1, T, C] (the prompt's condition then the text's), ``prompt_mel``
-    [1, 80, Tp], ``style`` [1, 192] → the mel [1, 80, T], its first ``Tp`` frames zero.
+    [1, 80, Tp], ``style`` [1, 192], all in the estimator's dtype → the mel [1, 80, T], its first
+    ``Tp`` frames zero.
 
     The noise comes from ``generator`` (torch's global generator of ``cond``'s device when None)."""
     noise = torch.randn([1, prompt_mel.shape[1], cond.shape[1]], generator=generator, device=cond.device)
+    noise = noise.to(cond.dtype)  # drawn in float32 as the official draws it, whatever the model's dtype
     return euler(estimator, noise, cond, prompt_mel, style, steps=steps, cfg_rate=cfg_rate)
 
 
@@ -85,7 +87,7 @@ def euler(
         style = torch.cat([style, torch.zeros_like(style)])
         cond = torch.cat([cond, torch.zeros_like(cond)])
         lengths = None if lengths is None else torch.cat([lengths, lengths])
-    t_span = torch.linspace(0, 1, steps + 1, device=noise.device)
+    t_span = torch.linspace(0, 1, steps + 1, device=noise.device, dtype=noise.dtype)
     t = t_span[0]
     for step in range(1, steps + 1):
         dt = t_span[step] - t_span[step - 1]

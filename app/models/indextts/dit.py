@@ -72,8 +72,10 @@ class TimestepEmbedder(nn.Module):
 
     def forward(self, t: torch.Tensor) -> torch.Tensor:
         """``t`` [B] → [B, dim]."""
-        angles = TIME_SCALE * t[:, None].float() * self.freqs[None]
-        return self.mlp(torch.cat([torch.cos(angles), torch.sin(angles)], dim=-1))
+        angles = TIME_SCALE * t[:, None].float() * self.freqs[None]  # float32 whatever the model's dtype
+        return self.mlp(
+            torch.cat([torch.cos(angles), torch.sin(angles)], dim=-1).to(self.mlp[0].weight.dtype)
+        )
 
 
 class FinalLayer(nn.Module):
