@@ -8,6 +8,7 @@ call and full ``CFM.inference`` runs of the official code on the tiny folder (th
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import torch.nn.functional as F
 from tiny_indextts import tiny_ix  # noqa: F401
 
 from app.errors import VoxDeskError
-from app.models.indextts import cfm
+from app.models.indextts import bench_s2mel, cfm
 from app.models.indextts.checkpoint import official_shapes
 from app.models.indextts.config import load_config
 from app.models.indextts.dit import S2MelDiT
@@ -222,3 +223,14 @@ def test_too_long_a_row_is_refused(dit: S2MelDiT) -> None:
     x = torch.zeros(1, 80, frames)
     with pytest.raises(VoxDeskError, match="at most 16384 mel frames"):
         dit(x, x, None, torch.zeros(1), torch.zeros(1, 192), torch.zeros(1, frames, 32))
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_the_benchmark_runs(tmp_path: Path) -> None:
+    """app/models/indextts/bench_s2mel.py on the tiny preset (the lead runs it on a GPU at real size)."""
+    out = tmp_path / "s2mel.json"
+    args = ["--preset", "indextts25-tiny", "--prompt", "8", "--frames", "24", "--batch", "1,2", "--repeat=1"]
+    assert bench_s2mel.main([*args, "--json", str(out)]) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    (row,) = result["rows"]
+    assert row["frames"] == 24 and row["voxdesk_b2_ms"] > 0 and row["voxdesk_b2_ms_per_request"] > 0
