@@ -160,6 +160,16 @@ def test_batched_rows_give_what_they_give_alone(dit: S2MelDiT, golden: dict[str,
     assert not both[1, :, :short_prompt].any()
 
 
+@pytest.mark.usefixtures("one_thread")
+def test_no_guidance_is_the_conditioned_velocity(dit: S2MelDiT, golden: dict[str, np.ndarray]) -> None:
+    """``cfg_rate`` 0 (the official's unstacked branch) = vanishing guidance on the stacked rows."""
+    cond, ref_mel, style = _solve_inputs(golden)
+    noise = torch.randn(1, 80, cond.shape[1], generator=torch.Generator().manual_seed(3))
+    plain = cfm.euler(dit, noise, cond, ref_mel, style, steps=5, cfg_rate=0.0)
+    vanishing = cfm.euler(dit, noise, cond, ref_mel, style, steps=5, cfg_rate=1e-30)
+    assert (plain - vanishing).abs().max().item() < 1e-5
+
+
 def test_both_weight_norm_forms_load_alike(
     s2mel: S2Mel, dit: S2MelDiT, golden: dict[str, np.ndarray]
 ) -> None:
