@@ -24,6 +24,7 @@ from app.models.indextts import bench_s2mel, cfm
 from app.models.indextts.checkpoint import official_shapes
 from app.models.indextts.config import load_config
 from app.models.indextts.dit import S2MelDiT
+from app.models.indextts.dit_wavenet import reflect_index
 from app.models.indextts.presets import REAL, preset
 from app.models.indextts.weights import load_torch
 
@@ -168,6 +169,25 @@ def test_no_guidance_is_the_conditioned_velocity(dit: S2MelDiT, golden: dict[str
     plain = cfm.euler(dit, noise, cond, ref_mel, style, steps=5, cfg_rate=0.0)
     vanishing = cfm.euler(dit, noise, cond, ref_mel, style, steps=5, cfg_rate=1e-30)
     assert (plain - vanishing).abs().max().item() < 1e-5
+
+
+def _pad1d_reflect(x: torch.Tensor, left: int, right: int) -> torch.Tensor:
+    """encodec's ``pad1d(x, (left, right), mode="reflect")`` (indextts/s2mel/modules/encodec.py)."""
+    extra = max(0, max(left, right) - x.shape[-1] + 1)
+    padded = F.pad(F.pad(x, (0, extra)), (left, right), mode="reflect")
+    return padded[..., : padded.shape[-1] - extra]
+
+
+@pytest.mark.parametrize(("left", "right"), [(2, 2), (4, 4), (1, 0), (0, 3)])
+def test_reflect_padding_pads_each_row_as_alone(left: int, right: int) -> None:
+    """Rows of 1 .. 9 frames in one batch of 9, short rows included (zero-extended first)."""
+    lengths = torch.arange(1, 10)
+    rows = torch.randn(9, 3, 9, generator=torch.Generator().manual_seed(0))
+    idx = reflect_index(lengths, 9, left, right)
+    batch = torch.cat([rows, rows.new_zeros(9, 3, 1)], dim=-1).gather(2, idx[:, None, :].expand(-1, 3, -1))
+    for row, n in enumerate(lengths.tolist()):
+        alone = _pad1d_reflect(rows[row : row + 1, :, :n], left, right)
+        assert torch.equal(batch[row : row + 1, :, : n + left + right], alone), n
 
 
 def test_both_weight_norm_forms_load_alike(
