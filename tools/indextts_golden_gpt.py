@@ -50,10 +50,9 @@ def main() -> None:
     official_import(sys.argv[1])
     folder, out = Path(sys.argv[2]), Path(sys.argv[3])
     import torch
-    from transformers.generation import beam_search
-
     from indextts.gpt.model_v2 import UnifiedVoice
     from indextts.utils.checkpoint import load_checkpoint
+    from transformers.generation import beam_search
 
     cfg = load_tree(folder)
     gpt = UnifiedVoice(**cfg.gpt, spk_cond_mode="campplus")

@@ -145,8 +145,8 @@ class UnifiedGPT(nn.Module):
         except (KeyError, TypeError, ValueError) as exc:
             raise VoxDeskError(f"config.yaml's gpt section is not one IndexTTS can use ({exc}).") from None
         if dim % heads or not codes_in:
-            raise VoxDeskError("config.yaml's gpt section is not one IndexTTS can use "
-                               "(model_dim must divide by heads; mel codes must be the GPT's input).")  # fmt: skip
+            raise VoxDeskError("config.yaml's gpt section is not one IndexTTS can use (model_dim must "
+                               "divide by heads; mel codes must be the GPT's input).")  # fmt: skip
         self.dim, self.heads, self.layers = dim, heads, layers
         self.spk_emb_proj = nn.Linear(SPK_DIM, dim)
         self.text_embedding = nn.Embedding(text_tokens * types + 1, dim)
@@ -172,14 +172,16 @@ class UnifiedGPT(nn.Module):
         ours = {k: v for k, v in state_dict.items() if not k.startswith(EMOTION_KEYS + _TRAINING_ONLY)}
         expected = self.state_dict()
         problem = next((f"{k} is missing" for k in expected if k not in ours), None)
-        problem = problem or next((f"{k} is not an IndexTTS GPT weight" for k in ours if k not in expected), None)
+        problem = problem or next((f"{k} is not an IndexTTS GPT weight" for k in ours if k not in expected),
+                                  None)  # fmt: skip
         problem = problem or next(
             (f"{k} is {tuple(v.shape)}, not {tuple(expected[k].shape)}"
              for k, v in ours.items() if not isinstance(v, torch.Tensor) or v.shape != expected[k].shape),
             None,
         )  # fmt: skip
         if problem:
-            raise VoxDeskError(f"{what} does not fit this model: {problem}. Check that the model folder is complete.")
+            raise VoxDeskError(f"{what} does not fit this model: {problem}. "
+                               "Check that the model folder is complete.")  # fmt: skip
         self.load_state_dict(dict(ours), strict=True)
 
     def kv_spec(self) -> KVSpec:
