@@ -9,13 +9,13 @@ FOLDER is a tiny folder written by ``python -m app.models.indextts.checkpoint FO
 builds ``UnifiedVoice(**cfg.gpt, spk_cond_mode="campplus")`` as ``infer_v2_5.py`` does (official
 ``load_checkpoint``, ``post_init_gpt2_config(kv_cache=True)``) and calls ``inference_speech`` with
 ``infer``'s generation defaults, a fixed random ``style [1, 192]`` and ``emovec [1, d]`` (given,
-so the emotion encoder does not run), ``max_generate_length=MAX_MEL`` and, per case and seed,
+so the emotion encoder does not run), the case's ``max_mel_tokens`` and, per case and seed,
 ``torch.manual_seed(seed)`` right before the call. The codes are cut at the first stop code as
 ``infer`` does. It writes ``gpt_codes.npz``:
 
 - ``style``, ``emovec``; per case ``C``: ``C_text`` (the ids as ``infer`` hands them over, with
-  its trailing 1), ``C_lang``, ``C_seed<N>`` (the codes) and ``C_stopped<N>`` (1 when the run
-  ended by the scorer, before the length limit);
+  its trailing 1), ``C_lang``, ``C_max_mel``, ``C_seed<N>`` (the codes) and ``C_steps<N>`` (how
+  many steps the beam search ran: fewer than ``C_max_mel`` when the scorer ended it);
 - ``trace_*``: for case ``TRACE`` and seed 1, each step's new beam codes, parents and beam scores
   (the official ``BeamSearchScorer.process`` outputs), for the first ``TRACE_STEPS`` steps;
 - ``hidden`` / ``logits``: the GPT-2 stack's output over the first forward's rows of case
@@ -31,16 +31,18 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from indextts_official import load_tree, official_import, save_npz  # noqa: E402
 
-MAX_MEL = 40
 SEEDS = (1, 2, 3, 4)
 TRACE, TRACE_STEPS = "plain", 20
-# (text ids as infer hands them over: tokenizer ids + a trailing 1, language index); "drops" has
-# ids 0 and 1 inside, which the official prepare_gpt_inputs drops (and pads for) before the GPT
+# name: (text ids as infer hands them over: tokenizer ids + a trailing 1, language index,
+# max_mel_tokens). "drops" has ids 0 and 1 inside, which the official prepare_gpt_inputs drops (and
+# pads for) before the GPT. On the tiny folder (its stop logit raised by the writer's STOP_BIAS) some
+# 80-step runs end by the scorer before the limit; "limit" stops at 6 codes.
 CASES = {
-    "plain": ([812, 45, 1290, 7, 333, 2050, 96, 1], 1),
-    "drops": ([0, 640, 1, 1, 77, 0, 1500, 1], 0),
-    "short": ([2300, 1], 7),
-    "long": ([(37 * i + 11) % 2390 + 5 for i in range(30)] + [1], 1),
+    "plain": ([812, 45, 1290, 7, 333, 2050, 96, 1], 1, 80),
+    "drops": ([0, 640, 1, 1, 77, 0, 1500, 1], 0, 80),
+    "short": ([2300, 1], 7, 80),
+    "long": ([(37 * i + 11) % 2390 + 5 for i in range(30)] + [1], 1, 80),
+    "limit": ([812, 45, 1290, 7, 1], 1, 6),
 }
 
 
@@ -83,9 +85,10 @@ def main() -> None:
             first["hidden"] = output.last_hidden_state[0].clone()
 
     hook = gpt.inference_model.transformer.register_forward_hook(grab)
-    for name, (ids, lang) in CASES.items():
+    for name, (ids, lang, max_mel) in CASES.items():
         record[f"{name}_text"] = torch.tensor(ids, dtype=torch.int32)
         record[f"{name}_lang"] = torch.tensor(lang)
+        record[f"{name}_max_mel"] = torch.tensor(max_mel)
         for seed in SEEDS:
             steps.clear()
             first.clear()
@@ -98,13 +101,13 @@ def main() -> None:
                     emo_vec=emovec,
                     campplus_embedding=style,
                     do_sample=True, top_p=0.8, top_k=30, temperature=0.8, num_return_sequences=1,
-                    length_penalty=0.0, num_beams=3, repetition_penalty=10.0, max_generate_length=MAX_MEL,
+                    length_penalty=0.0, num_beams=3, repetition_penalty=10.0, max_generate_length=max_mel,
                 )  # fmt: skip
             row = codes[0]
             hit = (row == stop).nonzero()
             cut = row[: int(hit[0, 0])] if len(hit) else row
             record[f"{name}_seed{seed}"] = cut.to(torch.int32)
-            record[f"{name}_stopped{seed}"] = torch.tensor(int(len(steps) < MAX_MEL))
+            record[f"{name}_steps{seed}"] = torch.tensor(len(steps))
             print(f"{name} seed {seed}: {len(cut)} codes, {len(steps)} steps")
             if name == TRACE and seed == 1:
                 n = min(TRACE_STEPS, len(steps))

@@ -89,11 +89,6 @@ class BeamState:
         self._finished = False  # the scorer's own is_done (before max length)
         self.done = False
 
-    @property
-    def codes(self) -> list[list[int]]:
-        """The codes of each live beam so far."""
-        return self._seen[:, self._prompt :].tolist()
-
     def step(self, logits: torch.Tensor) -> tuple[list[int], list[int]]:
         """``logits [n, V]`` of the beams -> (the new code of each beam, the beam it continues)."""
         if self.done:

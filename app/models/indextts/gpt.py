@@ -214,8 +214,10 @@ class UnifiedGPT(nn.Module):
 
     def prompt(self, cond: torch.Tensor, text_ids: torch.Tensor | list[int], lang: int) -> torch.Tensor:
         """``[P + 1, d]``: conditioning, text and ``start_mel``: the first forward's input."""
-        start = self.mel_embeds(torch.tensor([self.start_mel]), torch.tensor([mel_position(None)]))
-        return torch.cat([cond, self.text_embeds(text_ids, lang), start.to(cond.device)])
+        device = self.mel_embedding.weight.device
+        start = torch.tensor([self.start_mel], device=device)
+        start = self.mel_embeds(start, torch.tensor([mel_position(None)], device=device))
+        return torch.cat([cond, self.text_embeds(text_ids, lang), start])
 
     # ---- compute ----------------------------------------------------------------------------
     def forward(self, embeds: torch.Tensor, kv: KVBackend) -> torch.Tensor:
@@ -281,6 +283,7 @@ def generate(
         if state.done:
             return state.best()
         kv.reorder(parents)
-        pos = torch.full((n,), mel_position(state.steps - 1), dtype=torch.long)
-        x = model.mel_embeds(torch.tensor(tokens).to(cond.device), pos.to(cond.device))
+        device = prompt.device
+        pos = torch.full((n,), mel_position(state.steps - 1), dtype=torch.long, device=device)
+        x = model.mel_embeds(torch.tensor(tokens, device=device), pos)
         hidden = model(x[:, None], kv)[:, 0]
