@@ -163,7 +163,8 @@ def paged_generate(model: UnifiedGPT, requests: list[tuple], params: BeamParams)
     prompts = [model.prompt(c, ids, lang) for c, ids, lang, _ in requests]
     per_row = -(-(max(len(p) for p in prompts) + params.max_mel_tokens + 1) // bs)
     rows = len(requests) * n
-    kv = PagedKVCache(spec.num_layers, rows * per_row, bs, spec.num_kv_heads, spec.head_dim, torch.float32, "cpu")
+    kv = PagedKVCache(spec.num_layers, rows * per_row, bs, spec.num_kv_heads, spec.head_dim, torch.float32,
+                      "cpu")  # fmt: skip
     tables = [list(range(r * per_row, (r + 1) * per_row))[::-1] for r in range(rows)]  # not in order
     states = [BeamState(params, [1, model.start_mel], g, model.stop_mel) for *_, g in requests]
     lengths = [len(p) for p in prompts for _ in range(n)]
