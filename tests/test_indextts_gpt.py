@@ -17,9 +17,10 @@ from app.engine.attention import PagedKVCache
 from app.errors import VoxDeskError
 from app.models.cosyvoice.lm import batch_context
 from app.models.indextts.beam import BeamParams, BeamState
-from app.models.indextts.checkpoint import write_folder
+from app.models.indextts.checkpoint import official_shapes, write_folder
 from app.models.indextts.config import load_config
-from app.models.indextts.gpt import ContiguousKV, UnifiedGPT, generate, mel_position
+from app.models.indextts.gpt import EMOTION_KEYS, ContiguousKV, UnifiedGPT, generate, mel_position
+from app.models.indextts.presets import PRESETS
 
 GOLD = np.load(Path(__file__).parent / "data" / "indextts" / "gpt_codes.npz")
 CASES = ("plain", "drops", "short", "long", "limit")
@@ -277,3 +278,15 @@ def test_a_stop_code_ends_hypotheses_and_the_best_is_cut_there() -> None:
         state.step(logits)
     assert state.done and state.steps < 5
     assert state.best() == []  # the empty hypothesis scores highest (length_penalty 0)
+
+
+@pytest.mark.parametrize("name", ["indextts25-tiny", "indextts25"])
+def test_parameters_are_the_official_keys_and_shapes(name: str) -> None:
+    """Every official UnifiedVoice key (official_shapes.json) but the emotion encoder's and the
+    training-only text head is ours, same shape; the released shapes are built on the meta device."""
+    entry = official_shapes(name)
+    with torch.device("meta"):
+        model = UnifiedGPT.from_config(PRESETS[name]["gpt"])
+    ours = {k: list(v.shape) for k, v in model.state_dict().items()}
+    official = {k: v for k, v in entry["gpt"].items() if not k.startswith(EMOTION_KEYS + ("text_head.",))}
+    assert ours == official
