@@ -238,6 +238,8 @@ def test_load_is_strict_except_the_emotion_encoder(tiny) -> None:
 def test_bad_lengths_and_params_are_one_line(model) -> None:
     with pytest.raises(VoxDeskError, match="at most 600"):
         model.text_embeds(list(range(2, 603)), 0)
+    with pytest.raises(VoxDeskError, match="Text token 2401 is outside"):
+        model.text_embeds([5, 2401], 0)
     with pytest.raises(VoxDeskError, match="Language index"):
         model.text_embeds([5], 107)
     with pytest.raises(VoxDeskError, match="max_mel_tokens 2000"):

@@ -202,6 +202,10 @@ class UnifiedGPT(nn.Module):
         if len(ids) > self.max_text_tokens:
             raise VoxDeskError(f"A text segment has {len(ids)} tokens; this model takes at most "
                                f"{self.max_text_tokens}: split the text into shorter sentences.")  # fmt: skip
+        outside = ids[(ids < 0) | (ids >= self.text_embedding.num_embeddings)]
+        if len(outside):
+            raise VoxDeskError(f"Text token {int(outside[0])} is outside this model's vocabulary: the "
+                               "tokenizer does not belong to this model folder.")  # fmt: skip
         if not 0 <= lang < LANGUAGE_ROWS:
             raise VoxDeskError(f"Language index {lang} is not one IndexTTS knows: pick a listed language.")
         ids = F.pad(F.pad(ids, (1, 0), value=self.start_text), (0, 1), value=self.stop_text)
