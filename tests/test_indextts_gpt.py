@@ -158,8 +158,9 @@ def test_conditioning_rows(model) -> None:
 
 def paged_generate(model: UnifiedGPT, requests: list[tuple], params: BeamParams) -> list[list[int]]:
     """Requests ``(cond, ids, lang, generator)`` decoded together on one paged cache, each beam a
-    row with its own blocks; a beam that continues another gets a copy of its blocks (the engine
-    will share them instead). Requests leave the batch when their search ends."""
+    row with its own blocks. Each prompt is prefilled once (the first beam's row; the first step
+    takes its one row of logits); a beam that continues another gets a copy of its blocks (the
+    engine shares them instead). Requests leave the batch when their search ends."""
     n, bs, spec = params.num_beams, 4, model.kv_spec()
     prompts = [model.prompt(c, ids, lang) for c, ids, lang, _ in requests]
     per_row = -(-(max(len(p) for p in prompts) + params.max_mel_tokens + 1) // bs)
@@ -170,23 +171,26 @@ def paged_generate(model: UnifiedGPT, requests: list[tuple], params: BeamParams)
     states = [BeamState(params, [1, model.start_mel], g, model.stop_mel) for *_, g in requests]
     lengths = [len(p) for p in prompts for _ in range(n)]
     width = max(lengths)
-    x = torch.zeros(rows, width, model.dim)
-    for r, p in enumerate(prompts):
-        x[r * n : (r + 1) * n, : len(p)] = p
-    kv.context, _ = batch_context(tables, [0] * rows, lengths, width, bs, kv.scratch_block)
+    x = torch.zeros(len(requests), width, model.dim)
+    for q, p in enumerate(prompts):
+        x[q, : len(p)] = p
+    leaders = [tables[q * n] for q in range(len(requests))]
+    kv.context, _ = batch_context(leaders, [0] * len(requests), lengths[::n], width, bs, kv.scratch_block)
     out = model(x, kv)
-    hidden = {r: out[r, lengths[r] - 1] for r in range(rows)}
+    hidden = {q * n: out[q, len(p) - 1][None] for q, p in enumerate(prompts)}
     results: dict[int, list[int]] = {}
     while len(results) < len(requests):
         live = [q for q in range(len(requests)) if q not in results]
         inputs, positions, live_rows = [], [], []
         for q in live:
             state = states[q]
-            tokens, parents = state.step(model.logits(torch.stack([hidden[q * n + b] for b in range(n)])))
+            first = state.steps == 0
+            rows_out = hidden[q * n] if first else torch.stack([hidden[q * n + b] for b in range(n)])
+            tokens, parents = state.step(model.logits(rows_out))
             if state.done:
                 results[q] = state.best()
                 continue
-            src = [tables[q * n + p] for p in parents]
+            src = [tables[q * n + (0 if first else p)] for p in parents]
             k, v = kv.k[:, src].clone(), kv.v[:, src].clone()
             for b in range(n):
                 kv.k[:, tables[q * n + b]], kv.v[:, tables[q * n + b]] = k[:, b], v[:, b]
@@ -262,6 +266,10 @@ def test_one_draw_per_step_consumes_the_generator_like_the_official() -> None:
     state.step(logits)
     state.step(logits)
     assert state.done and state.steps == 3 and len(state.best()) == 3
+    # the first step may take the prompt's one row: the same draw as n equal rows
+    one, many = (BeamState(params, [1, 48], torch.Generator().manual_seed(3), stop_token=49) for _ in "ab")
+    assert one.step(logits[:1]) == many.step(logits[:1].expand(3, -1))
+    assert torch.equal(one.scores, many.scores)
     with pytest.raises(RuntimeError):
         state.step(logits)
 

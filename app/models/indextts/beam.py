@@ -90,10 +90,14 @@ class BeamState:
         self.done = False
 
     def step(self, logits: torch.Tensor) -> tuple[list[int], list[int]]:
-        """``logits [n, V]`` of the beams -> (the new code of each beam, the beam it continues)."""
+        """``logits [n, V]`` of the beams -> (the new code of each beam, the beam it continues).
+        The first step may take the prompt's one row ``[1, V]``: the official code runs the prompt
+        once per beam, n equal rows."""
         if self.done:
             raise RuntimeError("step() on a finished beam search")
         p, n = self.params, self.params.num_beams
+        if self.steps == 0 and logits.shape[0] == 1:
+            logits = logits.expand(n, -1)
         scores = self._process(logits.float())
         vocab = scores.shape[-1]
         flat = (scores + self.scores.to(scores.device)[:, None]).view(1, n * vocab)

@@ -279,14 +279,14 @@ def generate(
     state = BeamState(params, [1, model.start_mel], generator, stop_token=model.stop_mel)
     kv = ContiguousKV(model.layers)
     n = params.num_beams
-    hidden = model(prompt[None].expand(n, -1, -1), kv)[:, -1]
+    hidden = model(prompt[None], kv)[:, -1]  # the prompt once; its KV becomes every beam's
     while True:
         tokens, parents = state.step(model.logits(hidden))
         if trace is not None:
             trace.append((tokens, parents, state.scores.tolist()))
         if state.done:
             return state.best()
-        kv.reorder(parents)
+        kv.reorder(parents if state.steps > 1 else [0] * n)
         device = prompt.device
         pos = torch.full((n,), mel_position(state.steps - 1), dtype=torch.long, device=device)
         x = model.mel_embeds(torch.tensor(tokens, device=device), pos)
