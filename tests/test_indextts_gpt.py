@@ -1,29 +1,33 @@
 """IndexTTS's GPT and beam sampling give the official mel codes on the tiny folder.
 
 The golden (tests/data/indextts/gpt_codes.npz, tools/indextts_golden_gpt.py) holds the official
-``inference_speech`` codes for five text cases x seeds 1..4, ``torch.manual_seed(seed)`` right
-before each call; nothing else draws from torch's generator in between, so a request generator
-seeded alike must give the same codes. It also holds the official GPT-2 stack's output over one
-prompt and the first 20 steps of one beam search (codes, parents, scores).
+``inference_speech`` codes for seven cases (texts and settings) x seeds 1..4, with
+``torch.manual_seed(seed)`` right before each call; nothing else draws from torch's generator in
+between, so a request generator seeded alike must give the same codes. It also holds the
+official GPT-2 stack's output over one prompt and the first 20 steps of one beam search (codes,
+parents, scores).
 """
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from tiny_indextts import tiny_ix  # noqa: F401
 
 from app.engine.attention import PagedKVCache
 from app.errors import VoxDeskError
 from app.models.cosyvoice.lm import batch_context
 from app.models.indextts.beam import BeamParams, BeamState
-from app.models.indextts.checkpoint import official_shapes, write_folder
+from app.models.indextts.checkpoint import official_shapes
 from app.models.indextts.config import load_config
 from app.models.indextts.gpt import EMOTION_KEYS, ContiguousKV, UnifiedGPT, generate, mel_position
 from app.models.indextts.presets import PRESETS
+from app.models.indextts.weights import load_torch, state_of
 
 GOLD = np.load(Path(__file__).parent / "data" / "indextts" / "gpt_codes.npz")
-CASES = ("plain", "drops", "short", "long", "limit")
+CASES = ("plain", "drops", "short", "long", "limit", "penalty", "wide")
 SEEDS = (1, 2, 3, 4)
 
 
@@ -38,10 +42,10 @@ def one_thread():
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
-    folder = write_folder(tmp_path_factory.mktemp("indextts"))
-    cfg = load_config(folder)
-    return cfg.gpt, torch.load(folder / cfg.gpt_checkpoint, weights_only=True)
+def tiny(tiny_ix: Path) -> tuple[dict, dict]:  # noqa: F811
+    cfg = load_config(tiny_ix)
+    path = tiny_ix / cfg.gpt_checkpoint
+    return cfg.gpt, state_of(load_torch(path), "model", path)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +62,7 @@ def cond_of(model: UnifiedGPT) -> torch.Tensor:
 
 
 def case(name: str) -> tuple[list[int], int, BeamParams]:
-    params = BeamParams(max_mel_tokens=int(GOLD[f"{name}_max_mel"]))
+    params = BeamParams(**json.loads(str(GOLD[f"{name}_settings"])))
     return GOLD[f"{name}_text"].tolist(), int(GOLD[f"{name}_lang"]), params
 
 
@@ -73,15 +77,16 @@ def test_codes_equal_the_official_for_every_seed(model, name: str, seed: int) ->
 
 
 def test_the_goldens_cover_early_stop_and_max_length() -> None:
-    """Some 80-step runs end by the scorer (three finished hypotheses no beam can beat), some run
-    to the limit and keep an open beam of ``max_mel_tokens`` codes (no stop code); ``limit`` runs
-    its 6 steps."""
-    runs = [(n, s) for n in CASES for s in SEEDS]
-    early = [r for r in runs if int(GOLD[f"{r[0]}_steps{r[1]}"]) < int(GOLD[f"{r[0]}_max_mel"])]
-    full = [r for r in runs if len(GOLD[f"{r[0]}_seed{r[1]}"]) == int(GOLD[f"{r[0]}_max_mel"])]
+    """Some 80-step runs end by the scorer (enough finished hypotheses that no beam can beat),
+    some run to the limit and keep an open beam of ``max_mel_tokens`` codes (no stop code);
+    ``limit`` runs its 6 steps; ``penalty`` and ``wide`` change every other setting."""
+    runs = [(n, s, case(n)[2].max_mel_tokens) for n in CASES for s in SEEDS]
+    early = [r for r in runs if int(GOLD[f"{r[0]}_steps{r[1]}"]) < r[2]]
+    full = [r for r in runs if len(GOLD[f"{r[0]}_seed{r[1]}"]) == r[2]]
     assert len(early) >= 3 and len(full) >= 3
-    assert any(n != "limit" for n, _ in full)
+    assert any(n != "limit" for n, _, _ in full)
     assert all(int(GOLD[f"limit_steps{s}"]) == 6 for s in SEEDS)
+    assert case("penalty")[2].length_penalty == 1.0 and case("wide")[2].num_beams == 4
 
 
 def test_hidden_states_and_logits_equal_the_official_forward(model) -> None:
@@ -228,14 +233,14 @@ def test_load_is_strict_except_the_emotion_encoder(tiny) -> None:
     section, weights = tiny
     assert any(k.startswith("emo_perceiver_encoder.") for k in weights)  # in gpt.pth, emotion.py's
     model = UnifiedGPT.from_config(section)
-    model.load({"model": dict(weights)})  # the {"model": ...} wrapping is read too
+    model.load(weights)
     missing = {k: v for k, v in weights.items() if k != "mel_head.bias"}
     with pytest.raises(VoxDeskError, match="mel_head.bias is missing"):
         model.load(missing)
-    with pytest.raises(VoxDeskError, match="speed_emb.weight is not"):
+    with pytest.raises(VoxDeskError, match="speed_emb.weight is not part"):
         model.load({**weights, "speed_emb.weight": torch.zeros(2, model.dim)})
     bad = {**weights, "mel_head.weight": torch.zeros(3, model.dim)}
-    with pytest.raises(VoxDeskError, match=r"mel_head.weight is \(3, 32\)"):
+    with pytest.raises(VoxDeskError, match=r"mel_head.weight has shape \[3, 32\]"):
         model.load(bad)
 
 

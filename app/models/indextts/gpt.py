@@ -35,6 +35,7 @@ from torch import nn
 from app.engine.family import KVSpec
 from app.errors import VoxDeskError
 from app.models.indextts.beam import BeamParams, BeamState
+from app.models.indextts.weights import strict_load
 from app.models.voxcpm.minicpm import KVBackend
 
 LANGUAGE_ROWS = 107  # len(LANGUAGE_DICT) + 1 in the official tokenizer.py: lang_embedding's rows
@@ -165,24 +166,11 @@ class UnifiedGPT(nn.Module):
 
     # ---- weights ----------------------------------------------------------------------------
     def load(self, state_dict: Mapping[str, torch.Tensor], what: str = "gpt.pth") -> None:
-        """gpt.pth's tensors (its ``model`` entry when it has one), strictly, except the emotion
-        encoder's and the training-only text head; one line naming ``what`` and the first bad key."""
-        if "model" in state_dict and isinstance(state_dict["model"], Mapping):
-            state_dict = state_dict["model"]
+        """gpt.pth's tensors (``weights.state_of`` unwraps its ``model`` entry), strictly, except the
+        emotion encoder's and the training-only text head: one line naming ``what`` and the first
+        missing, unexpected or mis-shaped key."""
         ours = {k: v for k, v in state_dict.items() if not k.startswith(EMOTION_KEYS + _TRAINING_ONLY)}
-        expected = self.state_dict()
-        problem = next((f"{k} is missing" for k in expected if k not in ours), None)
-        problem = problem or next((f"{k} is not an IndexTTS GPT weight" for k in ours if k not in expected),
-                                  None)  # fmt: skip
-        problem = problem or next(
-            (f"{k} is {tuple(v.shape)}, not {tuple(expected[k].shape)}"
-             for k, v in ours.items() if not isinstance(v, torch.Tensor) or v.shape != expected[k].shape),
-            None,
-        )  # fmt: skip
-        if problem:
-            raise VoxDeskError(f"{what} does not fit this model: {problem}. "
-                               "Check that the model folder is complete.")  # fmt: skip
-        self.load_state_dict(dict(ours), strict=True)
+        strict_load(self, ours, what)
 
     def kv_spec(self) -> KVSpec:
         return KVSpec(self.layers, self.heads, self.dim // self.heads)
