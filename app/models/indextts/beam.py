@@ -98,6 +98,7 @@ class BeamState:
         p, n = self.params, self.params.num_beams
         if self.steps == 0 and logits.shape[0] == 1:
             logits = logits.expand(n, -1)
+        self._seen = self._seen.to(logits.device)  # the penalty reads it where the logits are
         scores = self._process(logits.float())
         vocab = scores.shape[-1]
         flat = (scores + self.scores.to(scores.device)[:, None]).view(1, n * vocab)
@@ -124,7 +125,8 @@ class BeamState:
         if len(tokens) < n:  # cannot happen: one eos id gives at most n of the 2n candidates
             raise RuntimeError(f"beam search drew fewer than {n} continuations")
         self.scores = torch.stack(new_scores)
-        self._seen = torch.cat([seen_before[parents], torch.tensor(tokens)[:, None]], dim=1)
+        column = torch.tensor(tokens, device=seen_before.device)[:, None]
+        self._seen = torch.cat([seen_before[parents], column], dim=1)
         self.steps += 1
         if len(self._hyps) >= n:
             best = cand_scores[0].item() / float(self.steps) ** p.length_penalty
@@ -152,7 +154,7 @@ class BeamState:
         p = self.params
         scores = scores.log_softmax(dim=-1)
         if p.repetition_penalty != 1.0:
-            seen = self._seen.to(scores.device)
+            seen = self._seen
             got = scores.gather(1, seen)
             got = torch.where(got < 0, got * p.repetition_penalty, got / p.repetition_penalty)
             scores = scores.scatter(1, seen, got)
