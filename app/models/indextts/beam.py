@@ -6,8 +6,8 @@ step of one request, over its ``n`` beams (docs/indextts_plan.md §3):
 
 1. log-softmax of each beam's logits (fp32);
 2. repetition penalty over every id the beam has seen, which includes the fake prompt ids the
-   official code feeds ``generate`` (``1`` and ``start_mel``): a seen score ``s`` becomes
-   ``s * p`` (it is a log-probability, never positive... except an exact 0, which becomes 0 / p);
+   official code feeds ``generate`` (``1`` and ``start_mel``): a seen score ``s`` becomes ``s * p``
+   when negative, else ``s / p`` (log-probabilities: only an exact 0 takes that branch);
 3. temperature, top-k and top-p, both keeping at least 2 ids (one more than the one eos id);
 4. plus each beam's running score (``[0, -1e9, ...]`` at the start: the first draw sees beam 0);
 5. softmax over the ``(1, n * V)`` row and ONE ``torch.multinomial(·, 2n)`` draw without
@@ -16,8 +16,11 @@ step of one request, over its ``n`` beams (docs/indextts_plan.md §3):
 6. the scorer: in rank order, an eos candidate among the first ``n`` ends a hypothesis (score
    ``sum / len ** length_penalty``), later eos candidates are dropped, the first ``n`` other
    candidates become the next beams. The request is done when ``n`` hypotheses are kept and the
-   worst of them beats the best candidate of the step (``early_stopping=False``), or after
+   worst of them is at least the step's best candidate score (``early_stopping=False``), or after
    ``max_mel_tokens`` steps, when the open beams join the hypotheses and the best one wins.
+
+A state holds no KV and no model: a runner that must redo a request (preemption) starts a new
+``BeamState`` on a generator restored to the state it had before the first step.
 
 The draw consumes ``n * V`` exponentials of the generator per step, whatever the filters kept,
 so the sampler always draws on the full row of a request, never on a filtered subset.
