@@ -61,7 +61,7 @@ class Conv1D(nn.Module):
 
     def __init__(self, n_in: int, n_out: int) -> None:
         super().__init__()
-        self.weight = nn.Parameter(torch.empty(n_in, n_out))
+        self.weight = nn.Parameter(torch.randn(n_in, n_out) * 0.02)  # GPT-2's init, until loaded
         self.bias = nn.Parameter(torch.zeros(n_out))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
