@@ -35,11 +35,11 @@ from torch import nn
 from app.engine.family import KVSpec
 from app.errors import VoxDeskError
 from app.models.indextts.beam import BeamParams, BeamState
+from app.models.indextts.presets import SPK_DIM
 from app.models.indextts.weights import strict_load
 from app.models.voxcpm.minicpm import KVBackend
 
 LANGUAGE_ROWS = 107  # len(LANGUAGE_DICT) + 1 in the official tokenizer.py: lang_embedding's rows
-SPK_DIM = 192  # CAMPPlus embedding size
 # gpt.pth keys that are not this module's: the emotion encoder (emotion.py) and the text head,
 # which only training uses (inference never reads it)
 EMOTION_KEYS = ("emo_conditioning_encoder.", "emo_perceiver_encoder.", "emo_layer.", "emovec_layer.")
