@@ -93,6 +93,15 @@ def test_layerdrop_draws_as_the_official_and_ours_draw_none(encoder: SemanticEnc
     assert torch.equal(torch.get_rng_state(), state)
 
 
+def test_silence_and_the_shortest_clip_give_finite_features(encoder: SemanticEncoder) -> None:
+    tone = (0.3 * np.sin(2 * np.pi * 220 * np.arange(2205) / 22050)).astype(np.float32)
+    short = load_prompt(tone, 22050)  # 0.1 s, the shortest clip load_prompt takes
+    for audio in (load_prompt(np.zeros(16000, np.float32), 16000).emo_16k, short.audio_16k, short.emo_16k):
+        feats = encoder.features(audio)
+        assert feats.shape[0] == 1 and feats.shape[2] == 1024 and feats.shape[1] >= 4
+        assert torch.isfinite(feats).all()
+
+
 def test_the_tiny_folder_is_a_real_w2v_bert_layout(folder: Path) -> None:
     w2v = folder / "hf_cache" / "w2v-bert-2.0"
     config = json.loads((w2v / "config.json").read_text())

@@ -26,7 +26,6 @@ import logging
 import re
 import zlib
 from collections.abc import Iterator
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -203,28 +202,30 @@ class SemanticEncoder:
 _POOL = 4_194_301  # a prime above twice the largest key (2 M values)
 
 
-@lru_cache(maxsize=16)
-def _pool(seed: int, scale: float, shift: float) -> torch.Tensor:
-    values = torch.randn(_POOL, generator=torch.Generator().manual_seed(seed))
-    return (shift + scale * values).to(torch.float16)
+class _Pool:
+    """Random float16 values with unit-scale activations (norm gains near 1, small biases, weights
+    scaled by 1/sqrt(fan-in)), each key cut from one draw of normal values at an offset of its own:
+    drawing all 133 M values afresh takes seconds, copying them a fraction of that."""
 
+    def __init__(self, seed: int) -> None:
+        self.values = torch.randn(_POOL, generator=torch.Generator().manual_seed(seed))
+        self.scaled: dict[tuple[float, float], torch.Tensor] = {}
 
-def _init(name: str, shape: tuple[int, ...], seed: int) -> torch.Tensor:
-    """Random float16 values with unit-scale activations (norm gains near 1, small biases,
-    weights scaled by 1/sqrt(fan-in)), cut from one pool of normal values at an offset of the
-    key's own: drawing all 133 M values afresh takes seconds, copying them a fraction of that."""
-    leaf = name.rsplit(".", 1)[-1]
-    if "norm" in name and leaf == "weight":
-        scale, shift = 0.1, 1.0
-    elif leaf == "bias" or name == "masked_spec_embed":
-        scale, shift = 0.05, 0.0
-    elif "distance_embedding" in name:
-        scale, shift = 0.1, 0.0
-    else:
-        scale, shift = 1 / max(1, torch.Size(shape[1:]).numel()) ** 0.5, 0.0
-    n = torch.Size(shape).numel()
-    start = zlib.crc32(name.encode()) % (_POOL - n)
-    return _pool(seed, scale, shift)[start : start + n].clone().reshape(shape)
+    def take(self, name: str, shape: tuple[int, ...]) -> torch.Tensor:
+        leaf = name.rsplit(".", 1)[-1]
+        if "norm" in name and leaf == "weight":
+            scale, shift = 0.1, 1.0
+        elif leaf == "bias" or name == "masked_spec_embed":
+            scale, shift = 0.05, 0.0
+        elif "distance_embedding" in name:
+            scale, shift = 0.1, 0.0
+        else:
+            scale, shift = 1 / max(1, torch.Size(shape[1:]).numel()) ** 0.5, 0.0
+        if (scale, shift) not in self.scaled:
+            self.scaled[scale, shift] = (shift + scale * self.values).to(torch.float16)
+        n = torch.Size(shape).numel()
+        start = zlib.crc32(name.encode()) % (_POOL - n)
+        return self.scaled[scale, shift][start : start + n].clone().reshape(shape)
 
 
 def write_tiny_w2v(folder: str | Path, seed: int = 0) -> Path:
@@ -239,7 +240,8 @@ def write_tiny_w2v(folder: str | Path, seed: int = 0) -> Path:
     with torch.device("meta"):
         model = Wav2Vec2BertModel(Wav2Vec2BertConfig(**config))
     shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
-    weights = {k: _init(k, s, seed) for k, s in shapes.items()}
+    pool = _Pool(seed)
+    weights = {k: pool.take(k, s) for k, s in shapes.items()}
     out.mkdir(parents=True, exist_ok=True)
     with atomic_path(out / "model.safetensors") as tmp:
         save_file(weights, str(tmp), metadata={"format": "pt"})
