@@ -11,9 +11,11 @@ result equals the untruncated model's).
 One quirk changes no feature but does change the random numbers drawn later: transformers'
 encoder draws ``torch.rand([])`` from the global torch generator once per layer and call
 (LayerDrop, drawn even in eval mode). The official code therefore consumes
-``num_hidden_layers`` (24 for the released model) draws per ``get_emb``. :meth:`features` runs
-without touching the global generator; :attr:`SemanticEncoder.official_draws` says how many
-draws the official call made, for a runner that keeps its generator state-equal.
+``num_hidden_layers`` (24 for the released model) draws per ``get_emb``: ``infer`` calls it twice
+for a new speaker clip (``spk_cond_emb`` and the unused ``S_ref``) and once for a new emotion
+clip (none for a clip it has cached), all before the GPT. :meth:`features` runs without touching
+the global generator; :attr:`SemanticEncoder.official_draws` says how many draws one official
+call made, for a runner that keeps its generator state-equal.
 
 :func:`write_tiny_w2v` writes a small but valid folder for tests.
 """
