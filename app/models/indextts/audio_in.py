@@ -37,6 +37,7 @@ from app.audio.io import MAX_RATE, MIN_RATE, resample
 from app.errors import VoxDeskError
 from app.models.cosyvoice.features import kaldi_fbank, matcha_mel
 from app.models.cosyvoice.features import resample as sinc_resample
+from app.models.indextts.config import IndexConfig, _Refused, parse_config
 
 SPEAKER_RATE = 22050  # librosa.load's default rate
 FEATURE_RATE = 16000  # w2v-BERT and CAMPPlus
@@ -103,11 +104,10 @@ def _as_tensor(audio: np.ndarray | torch.Tensor) -> torch.Tensor:
     return torch.from_numpy(np.asarray(audio, np.float32))
 
 
-def ref_mel(audio_22k: np.ndarray | torch.Tensor, tree: Mapping[str, Any]) -> torch.Tensor:
+def ref_mel(audio_22k: np.ndarray | torch.Tensor, tree: Mapping[str, Any] | IndexConfig) -> torch.Tensor:
     """The S2Mel prompt mel [1, n_mels, frames] of the 22 050 Hz clip: the official ``mel_fn`` with
-    the settings :attr:`IndexConfig.mel` reads from ``tree`` (``fmax`` quirk included)."""
-    from app.models.indextts.config import IndexConfig, _Refused, parse_config
-
+    the settings :attr:`IndexConfig.mel` reads from ``tree`` (``fmax`` quirk included); a tree
+    that config.py refuses gets its one line."""
     try:
         cfg = tree if isinstance(tree, IndexConfig) else parse_config(copy.deepcopy(dict(tree)))
     except _Refused as exc:
