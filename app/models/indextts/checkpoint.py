@@ -50,8 +50,9 @@ SHAPES_FILE = Path(__file__).with_name("official_shapes.json")
 # seeds 1-4; 2.0 already gives 0 to 3 codes, too short for S2Mel).
 STOP_BIAS = 1.0
 # Random BigVGAN weights drive most samples into the +-1 clamp, where a parity test sees nothing:
-# this gain on the output convolution keeps the tiny audio near 0.1 (measured with the official one).
-VOCODER_GAIN = 0.1
+# this gain on the output convolution keeps the tiny audio unclamped (the official vocoder on the
+# randn*2-4 mels of tests/data/indextts/bigvgan.npz: 0.1 clamps 12% of the samples, 0.01 none, std 0.06).
+VOCODER_GAIN = 0.01
 BN_STATS = ("running_mean", "running_var", "num_batches_tracked")
 
 
