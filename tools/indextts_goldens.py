@@ -314,8 +314,8 @@ def _whole(folder: Path, cfg: Any) -> None:
     }
     missing = [what for what, path in needs.items() if not path.exists()]
     if missing:
-        print(f"IndexTTS2 not built: the folder has no {' and no '.join(missing)} (written by the "
-              "text and audio parts' write_tiny_* once merged)")  # fmt: skip
+        print(f"IndexTTS2 not built: the folder lacks {' and '.join(missing)} (the text and audio parts' "
+              "write_tiny_* add them once merged)")  # fmt: skip
         return
     from indextts.infer_v2_5 import IndexTTS2
 

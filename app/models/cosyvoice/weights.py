@@ -9,8 +9,6 @@ is refused before anything of it runs. The ``.onnx`` files are checked when
 
 from __future__ import annotations
 
-import pickle
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +16,7 @@ from pathlib import Path
 import torch
 
 from app.errors import VoxDeskError
+from app.models.common.torch_files import bad_file, load_torch
 
 YAMLS = {"cosyvoice2": "cosyvoice2.yaml", "cosyvoice3": "cosyvoice3.yaml"}
 SPEECH_TOKENIZERS = {"cosyvoice2": "speech_tokenizer_v2.onnx", "cosyvoice3": "speech_tokenizer_v3.onnx"}
@@ -65,32 +64,15 @@ def check_folder(model_dir: str | Path) -> CosyFolder:
                       files["campplus.onnx"], files["tokenizer"], tokenizer_dir)  # fmt: skip
 
 
-def _bad(path: Path, why: str) -> VoxDeskError:
-    return VoxDeskError(f"{path.name} in {path.parent} {why}: download the model folder again.")
-
-
 def load_pt(path: str | Path) -> dict[str, torch.Tensor]:
     """The named tensors of a ``.pt`` file on the CPU (memory-mapped when the file allows it).
 
-    Refused with one line naming the file: a missing file, one that is not a PyTorch checkpoint
-    or is cut short, one whose pickle names anything but tensors (such a file could run code:
-    nothing of it is run), one that does not hold a table of named tensors."""
+    Refused with one line naming the file: what :func:`load_torch` refuses (a missing, damaged or
+    code-carrying file), and one that does not hold a table of named tensors."""
     path = Path(path)
-    if not path.is_file():
-        raise VoxDeskError(f"{path.name} is missing from {path.parent}: download the model folder again.")
-    try:
-        # torch.save's zip format can be mapped instead of read; the legacy format cannot.
-        mmap = zipfile.is_zipfile(path)
-        data = torch.load(str(path), map_location="cpu", weights_only=True, mmap=mmap)
-    except pickle.UnpicklingError as exc:
-        if "Weights only load failed" in str(exc) and "GLOBAL" in str(exc):
-            raise _bad(path, "holds Python objects other than tensors (loading it could run code; "
-                       "nothing of it was run)") from None  # fmt: skip
-        raise _bad(path, "is damaged or incomplete, or not a PyTorch checkpoint") from None
-    except Exception:  # noqa: BLE001 - garbage makes the unpickler fail in many ways (KeyError, EOFError...)
-        raise _bad(path, "is damaged or incomplete, or not a PyTorch checkpoint") from None
+    data = load_torch(path)
     if not isinstance(data, Mapping) or not all(
         isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in data.items()
     ):
-        raise _bad(path, "does not hold a table of named tensors")
+        raise bad_file(path, "does not hold a table of named tensors")
     return dict(data)

@@ -1,0 +1,1 @@
+"""Helpers shared by the model families (no family-specific code)."""
