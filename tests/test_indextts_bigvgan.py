@@ -68,8 +68,8 @@ def test_audio_matches_the_official_vocoder(vocoder: BigVGAN, frames: int) -> No
     want = golden[f"wav_{frames}"]
     got = vocoder(torch.from_numpy(golden[f"mel_{frames}"])).numpy()
     assert got.shape == want.shape == (1, frames * 256)
-    assert 0.05 < np.abs(want).max() < 1  # no sample clamped: a wrong value would show
-    assert np.abs(got - want).max() < TOL  # measured: 4.2e-7 (40 frames), 3.5e-7 (23)
+    assert (np.abs(want) >= 1).mean() < 0.01  # few samples at the clamp, where errors would hide
+    assert np.abs(got - want).max() < TOL  # measured: 2.6e-6 (40 frames), 1.8e-6 (23)
 
 
 def test_kaiser_sinc_is_the_official_filter() -> None:
@@ -101,10 +101,10 @@ def test_weight_norm_and_plain_files_give_the_same_audio(
     assert not any(k.endswith(("weight_g", "weight_v")) for k in normed.state_dict())
     state = torch.load(tiny / "bigvgan_generator.pt", weights_only=True)["generator"]
     plain = BigVGAN.from_folder(_write(tmp_path / "plain", BIGVGAN[TINY], fold_weight_norm(state)))
-    mel = torch.randn(1, 80, 9, generator=torch.Generator().manual_seed(3)) * 2 - 4
+    mel = torch.randn(1, 80, 9, generator=torch.Generator().manual_seed(3)) * 0.5 - 1
     wav = normed(mel)
     assert wav.shape == (1, 9 * 256) and normed.hop == 256
-    assert 0 < wav.abs().max() < 1  # not saturated, so a folding error would show
+    assert (wav.abs() < 1).float().mean() > 0.95  # mostly unclamped, so a folding error would show
     assert torch.equal(wav, plain(mel))
 
 
@@ -174,8 +174,11 @@ def test_generator_that_does_not_fit_names_the_key(tiny: Path, tmp_path: Path, e
         state["ups.0.0.bias"] = torch.zeros(3)
     with pytest.raises(VoxDeskError) as exc:
         BigVGAN.from_folder(_write(tmp_path / "bad", BIGVGAN[TINY], state))
-    named = {"drop": "no resblocks.1.activations.3.act.beta", "extra": "an unknown conv_post.bias",
-             "shape": "ups.0.0.bias of shape (3,), not (16,)"}[edit]  # fmt: skip
+    named = {
+        "drop": "resblocks.1.activations.3.act.beta is missing",
+        "extra": "conv_post.bias is not part of this model",
+        "shape": "ups.0.0.bias has shape [3] instead of [16]",
+    }[edit]
     assert named in _one_line(exc)
 
 

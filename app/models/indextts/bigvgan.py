@@ -28,6 +28,7 @@ from torch import nn
 
 from app.errors import VoxDeskError
 from app.models.indextts.bigvgan_act import AntiAliased, Periodic
+from app.models.indextts.weights import load_torch, state_of, strict_load
 
 CONFIG = "config.json"
 GENERATOR = "bigvgan_generator.pt"
@@ -186,20 +187,11 @@ class BigVGAN(nn.Module):
         folder = Path(folder)
         cfg = read_config(folder / CONFIG)
         path = folder / GENERATOR
-        state = _generator_state(path)
-        with torch.device("meta"):
+        state = fold_weight_norm(state_of(load_torch(path), "generator", path))
+        with torch.device("meta"):  # no random init: every value comes from the file
             model = cls(cfg)
-        own = model.state_dict()
-        state = fold_weight_norm(state)
-        problems = [f"no {k}" for k in own if k not in state]
-        problems += [f"an unknown {k}" for k in state if k not in own]
-        problems += [f"{k} of shape {tuple(v.shape)}, not {tuple(own[k].shape)}"
-                     for k, v in state.items() if k in own and v.shape != own[k].shape]  # fmt: skip
-        if problems:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            raise VoxDeskError(f"{GENERATOR} in {folder} does not fit its {CONFIG}: it has "
-                               f"{problems[0]}{more}; download the BigVGAN folder again.")  # fmt: skip
-        model.load_state_dict(state, strict=True, assign=True)
+        model.to_empty(device="cpu")
+        strict_load(model, state, f"{GENERATOR} in {folder}")
         return model.eval().requires_grad_(False)
 
     @property
@@ -221,25 +213,6 @@ class BigVGAN(nn.Module):
         x = self.conv_post(self.activation_post(x))
         x = torch.tanh(x) if self.cfg.use_tanh_at_final else torch.clamp(x, -1.0, 1.0)
         return x[:, 0]
-
-
-def _generator_state(path: Path) -> dict[str, torch.Tensor]:
-    """The ``generator`` table of the checkpoint, loaded with ``weights_only``; one line naming the
-    file when it is missing, damaged, holds code, or holds something else."""
-    if not path.is_file():
-        raise VoxDeskError(f"{path.name} is missing from {path.parent}: download the BigVGAN folder again.")
-    try:
-        data = torch.load(str(path), map_location="cpu", weights_only=True)
-    except Exception:  # noqa: BLE001 - a damaged file fails in many ways (UnpicklingError, EOFError, ...)
-        raise VoxDeskError(
-            f"{path.name} in {path.parent} is damaged, incomplete or not a PyTorch checkpoint "
-            "(nothing of it was run): download the BigVGAN folder again."
-        ) from None
-    state = data.get("generator") if isinstance(data, dict) else None
-    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise VoxDeskError(f"{path.name} in {path.parent} holds no \"generator\" table of tensors: "
-                           "download the BigVGAN folder again.")  # fmt: skip
-    return state
 
 
 def fold_weight_norm(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
