@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import pickle
 import shutil
@@ -54,6 +55,23 @@ def test_the_tiny_folder_has_the_official_layout_and_keys(tiny_ix: Path, files: 
     rows = sum(PRESETS[TINY]["emo_num"])
     assert load_torch(tiny_ix / "feat1.pt").shape == (rows, 192)
     assert load_torch(tiny_ix / "feat2.pt").shape == (rows, PRESETS[TINY]["gpt"]["model_dim"])
+
+
+@pytest.mark.parametrize(
+    ("module", "written"),
+    [("text", "multilingual_zh_ja_yue_char_del.tiktoken"), ("semantic", "hf_cache/w2v-bert-2.0/config.json"),
+     ("qwen_emotion", "qwen0.6bemo4-merge/config.json")],
+)  # fmt: skip
+def test_the_other_parts_write_their_files_once_merged(tiny_ix: Path, module: str, written: str) -> None:  # noqa: F811
+    merged = importlib.util.find_spec(f"app.models.indextts.{module}") is not None
+    assert (tiny_ix / written).is_file() == merged
+
+
+def test_the_command_line_writes_or_says_why_not(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "file").write_text("x")
+    assert checkpoint.main([str(tmp_path / "file")]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("error: ") and "is a file" in out and out.count("\n") == 1
 
 
 def test_the_computed_buffers_are_the_official_formulas(files: dict) -> None:
@@ -124,6 +142,11 @@ def test_the_real_preset_is_recorded_at_the_released_sizes() -> None:
     assert entry["gpt"]["emovec_layer.weight"] == [1280, 1024]
     assert entry["bigvgan"]["conv_pre.weight_v"] == [1536, 80, 7]
     assert entry["campplus"] == _entry(TINY)["campplus"]  # CAMPPlus(80, 192) is fixed
+    for name in entry["buffers"]:  # the released sizes' positional table, filters, DiT positions
+        part, _, key = name.partition(".")
+        dtype = getattr(torch, entry["dtypes"].get(name, "float32"))
+        assert list(checkpoint._buffer(entry, name, entry[part][key], dtype).shape) == entry[part][key]
+    assert set(state_dict(entry, "length_regulator", 0)) == set(entry["length_regulator"])
 
 
 # ---- load_torch / strict_load -----------------------------------------------------------------

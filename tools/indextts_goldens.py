@@ -6,7 +6,7 @@ app/models/indextts/presets.py (plain data, loaded by file path). Two commands::
 
     python tools/indextts_goldens.py shapes /work/official/index-tts \\
         --out app/models/indextts/official_shapes.json
-    python tools/indextts_goldens.py check /work/official/index-tts FOLDER [--preset indextts25-tiny]
+    python tools/indextts_goldens.py check /work/official/index-tts FOLDER [--infer]
 
 ``shapes`` builds, for every preset, the modules ``IndexTTS2.__init__`` builds
 (``UnifiedVoice(**gpt, spk_cond_mode="campplus")``, ``MyModel(s2mel)``'s ``cfm`` and
@@ -24,7 +24,7 @@ matrices and statistics checked for shape; then it runs the official loaders the
 (``load_checkpoint``, ``load_checkpoint2``, ``EnhancedCodec.load_checkpoint``) and fails if they
 print a warning, and builds ``IndexTTS2(cfg_path, model_dir, device="cpu", use_qwen_emo=False)``
 when the folder has the text vocabulary and the w2v-BERT folder (and with ``use_qwen_emo=True``
-when it has the QwenEmotion folder).
+when it has the QwenEmotion folder); ``--infer`` then speaks one short sentence with it.
 """
 
 from __future__ import annotations
@@ -190,15 +190,12 @@ def _load(path: Path) -> Any:
 
 
 def _strict(module: Any, state: dict[str, Any], what: str) -> None:
-    import torch
-
     module.load_state_dict(state, strict=True)  # raises on a missing / unexpected / mis-shaped key
     own = module.state_dict()
     for key, value in state.items():
         if value.dtype != own[key].dtype:
             raise SystemExit(f"error: {what}: {key} is {value.dtype}, the module has {own[key].dtype}")
     print(f"{what}: {len(state)} keys load strictly")
-    del torch
 
 
 def _buffers_match(fresh: Any, state: dict[str, Any], what: str) -> None:
@@ -243,12 +240,9 @@ def _silent(what: str) -> Any:
 
 def cmd_check(args: argparse.Namespace) -> None:
     official_import(args.official)
-    import torch
-
     folder = Path(args.folder).resolve()
     cfg = load_tree(folder)
-    tree = json.loads(json.dumps(dict(_to_plain(cfg))))
-    presets = _presets()
+    tree = _to_plain(cfg)
     voc = json.loads((folder / "hf_cache" / "bigvgan" / "config.json").read_text(encoding="utf-8"))
     modules = build(tree, voc)
     fresh = build(tree, voc)
@@ -281,8 +275,8 @@ def cmd_check(args: argparse.Namespace) -> None:
             raise SystemExit(f"error: {what} is {tuple(got)}, the official code needs {want}")
     if not bool((stats["var"] > 0).all()):
         raise SystemExit("error: w2v_stat var has values <= 0")
-    print(f"matrices and statistics: {checks}")
-    del presets
+    shapes = ", ".join(f"{what} {list(want)}" for what, (_, want) in checks.items())
+    print(f"matrices and statistics: {shapes}")
 
     from indextts.codec.models import EnhancedCodec
     from indextts.gpt.model_v2 import UnifiedVoice
@@ -296,8 +290,7 @@ def cmd_check(args: argparse.Namespace) -> None:
                          ignore_modules=[], is_distributed=False)  # fmt: skip
     with _silent("EnhancedCodec.load_checkpoint"):
         EnhancedCodec(**cfg.semantic_codec, cfg=cfg.semantic_codec).load_checkpoint(str(folder / "codec.pth"))
-    _whole(folder, cfg)
-    del torch
+    _whole(folder, cfg, args.infer)
 
 
 def _to_plain(cfg: Any) -> Any:
@@ -306,7 +299,7 @@ def _to_plain(cfg: Any) -> Any:
     return OmegaConf.to_container(cfg, resolve=False)
 
 
-def _whole(folder: Path, cfg: Any) -> None:
+def _whole(folder: Path, cfg: Any, infer: bool) -> None:
     """``IndexTTS2`` itself, when the folder has the parts the other writers add."""
     needs = {
         "the tiktoken vocabulary": folder / cfg.dataset.bpe_model,
@@ -323,6 +316,28 @@ def _whole(folder: Path, cfg: Any) -> None:
     tts = IndexTTS2(cfg_path=str(folder / "config.yaml"), model_dir=str(folder), device="cpu",
                     use_qwen_emo=with_qwen)  # fmt: skip
     print(f"IndexTTS2 built from {folder} (use_qwen_emo={with_qwen}): {type(tts).__name__}")
+    if infer:
+        _speak(tts, folder)
+
+
+def _speak(tts: Any, folder: Path) -> None:
+    """One short official ``infer`` (a synthetic 2 s prompt, seed 1, at most 80 codes)."""
+    import numpy as np
+    import soundfile
+    import torch
+
+    rate = 22050
+    t = np.arange(2 * rate) / rate
+    tone = 0.3 * np.sin(2 * np.pi * 180 * t) * np.hanning(t.size)
+    prompt = folder / "check_prompt.wav"
+    soundfile.write(str(prompt), tone.astype(np.float32), rate)
+    try:
+        torch.manual_seed(1)
+        sr, wav = tts.infer(spk_audio_prompt=str(prompt), text="你好，世界。", output_path=None, lang="zh",
+                            max_mel_tokens=80)  # fmt: skip
+    finally:
+        prompt.unlink()
+    print(f"IndexTTS2.infer spoke {len(wav) / sr:.2f} s at {sr} Hz (peak {int(np.abs(wav).max())} of 32767)")
 
 
 def main() -> None:
@@ -334,6 +349,7 @@ def main() -> None:
     p = sub.add_parser("check", help="load a written folder with the official loaders, strictly")
     p.add_argument("official", help="the index-tts checkout")
     p.add_argument("folder")
+    p.add_argument("--infer", action="store_true", help="and speak one short sentence with IndexTTS2.infer")
     args = ap.parse_args()
     {"shapes": cmd_shapes, "check": cmd_check}[args.cmd](args)
 
