@@ -15,7 +15,8 @@ from tiny_indextts import tiny_ix  # noqa: F401
 from torch import nn
 
 from app.errors import VoxDeskError
-from app.models.indextts.bigvgan import BigVGAN, VocoderConfig, fold_weight_norm
+from app.models.common.weight_norm import fold_weight_norm
+from app.models.indextts.bigvgan import BigVGAN, VocoderConfig
 from app.models.indextts.bigvgan_act import Periodic, kaiser_sinc
 from app.models.indextts.presets import BIGVGAN, TINY
 

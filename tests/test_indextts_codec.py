@@ -17,8 +17,9 @@ import torch
 from tiny_indextts import tiny_ix  # noqa: F401
 
 from app.errors import VoxDeskError
+from app.models.common.weight_norm import fold_weight_norm
 from app.models.indextts.checkpoint import official_shapes
-from app.models.indextts.codec import SemanticCodec, fold_weight_norm
+from app.models.indextts.codec import SemanticCodec
 from app.models.indextts.config import load_config
 from app.models.indextts.length_regulator import LengthRegulator, target_frames
 from app.models.indextts.presets import REAL, preset

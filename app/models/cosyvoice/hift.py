@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from app.errors import VoxDeskError
+from app.models.common.weight_norm import fold_weight_norm
 from app.models.cosyvoice.config import CosyVoiceConfig
 from app.models.cosyvoice.hift_source import CausalConv1d, F0Predictor, SourceModule, SourceTables
 from app.models.voxcpm.vae_layers import Snake
@@ -270,23 +271,15 @@ class HiFT(nn.Module):
         return torch.clamp(audio, -self.limit, self.limit)
 
 
-_WEIGHT_NORM = ((".parametrizations.weight.original0", ".parametrizations.weight.original1"),
-                (".weight_g", ".weight_v"))  # fmt: skip
-
-
 def _fold(state: dict[str, torch.Tensor], f0_dtype: torch.dtype | None) -> dict[str, torch.Tensor]:
     """``hift.pt``'s keys as :class:`HiFT` names them: ``generator.`` dropped (as the official
     loader's ``replace``), each weight-norm pair folded into ``weight`` (the F0 predictor's in
     ``f0_dtype`` if given), Snake's ``alpha`` [C] shaped [1, C, 1]."""
     out = {k.replace("generator.", ""): v for k, v in state.items()}
-    for key in list(out):
-        for g_name, v_name in _WEIGHT_NORM:
-            stem = key[: -len(g_name)]
-            if key.endswith(g_name) and stem + v_name in out:
-                g, v = out.pop(key), out.pop(stem + v_name)
-                if f0_dtype is not None and stem.startswith("f0_predictor."):
-                    g, v = g.to(f0_dtype), v.to(f0_dtype)
-                out[stem + ".weight"] = torch._weight_norm(v, g, 0)
-        if key.endswith(".alpha") and out[key].dim() == 1:
-            out[key] = out[key].reshape(1, -1, 1)
+    if f0_dtype is not None:
+        out = fold_weight_norm(out, f0_dtype, prefix="f0_predictor.")
+    out = fold_weight_norm(out)
+    for key, value in out.items():
+        if key.endswith(".alpha") and value.dim() == 1:
+            out[key] = value.reshape(1, -1, 1)
     return out

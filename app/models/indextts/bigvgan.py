@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from app.errors import VoxDeskError
+from app.models.common.weight_norm import fold_weight_norm
 from app.models.indextts.bigvgan_act import AntiAliased, Periodic
 from app.models.indextts.weights import load_torch, state_of, strict_load
 
@@ -213,16 +214,3 @@ class BigVGAN(nn.Module):
         x = self.conv_post(self.activation_post(x))
         x = torch.tanh(x) if self.cfg.use_tanh_at_final else torch.clamp(x, -1.0, 1.0)
         return x[:, 0]
-
-
-def fold_weight_norm(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """``state`` with each ``<conv>.weight_g``/``<conv>.weight_v`` pair replaced by
-    ``<conv>.weight = v · g / ‖v‖`` (norm over all but dim 0, as ``torch.nn.utils.weight_norm``
-    and the official ``remove_weight_norm`` compute it); other keys unchanged."""
-    out = dict(state)
-    for key in state:
-        if key.endswith(".weight_g") and key[:-1] + "v" in state:
-            stem = key[: -len(".weight_g")]
-            g, v = out.pop(key), out.pop(stem + ".weight_v")
-            out[stem + ".weight"] = torch._weight_norm(v, g, 0)
-    return out

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from app.errors import VoxDeskError
+from app.models.common.weight_norm import fold_weight_norm
 from app.models.indextts.weights import strict_load
 
 # EnhancedCodec's constructor defaults: the official takes a key missing from the section at these.
@@ -32,8 +33,6 @@ DEFAULTS = {"codebook_size": 8192, "hidden_size": 1024, "codebook_dim": 8, "voco
             "vocos_intermediate_dim": 2048, "vocos_num_layers": 12, "num_quantizers": 1,
             "downsample_scale": 2}  # fmt: skip
 ENCODER_PREFIXES = ("down.", "encoder.")
-WEIGHT_NORM = ((".parametrizations.weight.original0", ".parametrizations.weight.original1"),
-               (".weight_g", ".weight_v"))  # fmt: skip
 LN_EPS = 1e-6
 
 
@@ -161,19 +160,6 @@ class SemanticCodec(nn.Module):
         x = self.decoder(self.quantizer(codes)).transpose(1, 2)
         x = F.interpolate(x, scale_factor=2, mode="nearest")
         return self.up(x).transpose(1, 2)
-
-
-def fold_weight_norm(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """``state`` with each weight-norm pair (``weight_g``/``weight_v`` or the parametrization's
-    ``original0``/``original1``, norm over every dim but 0) replaced by the ``weight`` it defines."""
-    out = dict(state)
-    for key in list(out):
-        for g_name, v_name in WEIGHT_NORM:
-            stem = key[: -len(g_name)]
-            if key.endswith(g_name) and stem + v_name in out:
-                g, v = out.pop(key), out.pop(stem + v_name)
-                out[stem + ".weight"] = torch._weight_norm(v, g, 0)
-    return out
 
 
 def _int(section: Mapping[str, Any], key: str, default: int) -> int:

@@ -37,6 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from app.errors import VoxDeskError
+from app.models.common.weight_norm import fold_weight_norm
 from app.models.indextts.dit_transformer import Transformer
 from app.models.indextts.dit_wavenet import WaveNet
 from app.models.indextts.weights import strict_load
@@ -48,8 +49,6 @@ POSITIONS = 16384  # the official ``input_pos`` buffer: the longest row the DiT 
 UNUSED = ("x_embedder.weight_g", "x_embedder.weight_v", "x_embedder.bias", "x_embedder.weight",
           "x_embedder.parametrizations.weight.original0", "x_embedder.parametrizations.weight.original1",
           "cond_embedder.weight", "content_mask_embedder.weight")  # fmt: skip
-_WEIGHT_NORM = ((".weight_g", ".weight_v"),
-                (".parametrizations.weight.original0", ".parametrizations.weight.original1"))  # fmt: skip
 # s2mel.DiT values VoxDesk runs (those of IndexTTS-2 and 2.5); anything else is refused
 _REQUIRED = {
     "final_layer_type": "wavenet",
@@ -193,7 +192,8 @@ class S2MelDiT(nn.Module):
             key = key.removeprefix("module.")
             if key.startswith("estimator.") and key.removeprefix("estimator.") not in UNUSED:
                 state[key.removeprefix("estimator.")] = value
-        strict_load(self, fold_weight_norm(state), "s2mel.pth (net.cfm.estimator)")
+        # in float32, as the official computes it from the float32 parameters the file fills
+        strict_load(self, fold_weight_norm(state, torch.float32), "s2mel.pth (net.cfm.estimator)")
         return self
 
     def forward(
@@ -230,17 +230,3 @@ class S2MelDiT(nn.Module):
         w = self.wavenet(self.conv1(h).transpose(1, 2), self.t_embedder2(t).unsqueeze(2), mask, x_lens)
         w = self.final_layer(w.transpose(1, 2) + self.res_projection(h), t1)
         return self.conv2(w.transpose(1, 2))
-
-
-def fold_weight_norm(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Each weight-norm pair (``g``, ``v``) replaced by ``weight = g · v / ‖v‖`` (norm over all but
-    the first dimension), computed as the official weight-norm hook computes it."""
-    out = dict(state)
-    for key in list(out):
-        for g_name, v_name in _WEIGHT_NORM:
-            stem = key.removesuffix(g_name)
-            if key.endswith(g_name) and stem + v_name in out:
-                g, v = out.pop(key), out.pop(stem + v_name)
-                # in float32, as the official computes it from the float32 parameters the file fills
-                out[stem + ".weight"] = torch._weight_norm(v.float(), g.float(), 0)
-    return out
