@@ -1,7 +1,7 @@
-"""IndexTTS GPT speed on the paged cache: prefill and one beam-search step (not a pytest file).
+"""IndexTTS GPT speed on the paged cache: prefill and one beam-search step.
 
-    python tests/bench_indextts_gpt.py --device cpu --preset indextts25-tiny
-    python tests/bench_indextts_gpt.py --device cuda --preset indextts25 --dtype bf16 \\
+    python -m app.models.indextts.bench_gpt --device cpu --preset indextts25-tiny
+    python -m app.models.indextts.bench_gpt --device cuda --preset indextts25 --dtype bf16 \\
         --batch 1 4 16 --out ix_gpt.json
 
 Random weights (the layout of ``--preset``; numbers do not matter for time). ``--batch B``:
@@ -16,19 +16,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from app.engine.attention import PagedKVCache, pick_backend  # noqa: E402
-from app.models.cosyvoice.lm import batch_context  # noqa: E402
-from app.models.indextts.beam import BeamParams, BeamState  # noqa: E402
-from app.models.indextts.gpt import UnifiedGPT, mel_position  # noqa: E402
-from app.models.indextts.presets import PRESETS  # noqa: E402
+from app.engine.attention import PagedKVCache, pick_backend
+from app.models.cosyvoice.lm import batch_context
+from app.models.indextts.beam import BeamParams, BeamState
+from app.models.indextts.gpt import UnifiedGPT, mel_position
+from app.models.indextts.presets import PRESETS
 
 
 def _sync(device: torch.device) -> None:
