@@ -203,13 +203,18 @@ def _section(tree: dict[str, Any], where: str, required: dict[str, str],
 
 
 def _relative(where: str, value: Any) -> str:
-    """A file or folder name inside the model folder (no absolute path, no '..')."""
+    """A file or folder name inside the model folder. A path that leads elsewhere (absolute, as a
+    training machine's path in a released config may be, or through '..') is read as its last
+    name inside the model folder: a file from a config never comes from outside the folder."""
     if type(value) is not str or not value.strip():
         raise _Refused(where, "must be a file name inside the model folder")
     for flavour in (PurePosixPath, PureWindowsPath):
         path = flavour(value)
         if path.is_absolute() or path.drive or ".." in path.parts:
-            raise _Refused(where, f"'{value}' points outside the model folder")
+            name = PureWindowsPath(value.rstrip("/\\")).name  # splits on both separators
+            if name in ("", ".", ".."):
+                raise _Refused(where, f"'{value}' points outside the model folder")
+            return name
     return value
 
 
