@@ -35,11 +35,11 @@ from torch import nn
 from app.engine.family import KVSpec
 from app.errors import VoxDeskError
 from app.models.indextts.beam import BeamParams, BeamState
+from app.models.indextts.presets import SPK_DIM
 from app.models.indextts.weights import strict_load
 from app.models.voxcpm.minicpm import KVBackend
 
 LANGUAGE_ROWS = 107  # len(LANGUAGE_DICT) + 1 in the official tokenizer.py: lang_embedding's rows
-SPK_DIM = 192  # CAMPPlus embedding size
 # gpt.pth keys that are not this module's: the emotion encoder (emotion.py) and the text head,
 # which only training uses (inference never reads it)
 EMOTION_KEYS = ("emo_conditioning_encoder.", "emo_perceiver_encoder.", "emo_layer.", "emovec_layer.")
@@ -61,7 +61,7 @@ class Conv1D(nn.Module):
 
     def __init__(self, n_in: int, n_out: int) -> None:
         super().__init__()
-        self.weight = nn.Parameter(torch.empty(n_in, n_out))
+        self.weight = nn.Parameter(torch.randn(n_in, n_out) * 0.02)  # GPT-2's init, until loaded
         self.bias = nn.Parameter(torch.zeros(n_out))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
