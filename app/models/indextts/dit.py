@@ -241,5 +241,6 @@ def fold_weight_norm(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tenso
             stem = key.removesuffix(g_name)
             if key.endswith(g_name) and stem + v_name in out:
                 g, v = out.pop(key), out.pop(stem + v_name)
-                out[stem + ".weight"] = torch._weight_norm(v, g, 0)
+                # in float32, as the official computes it from the float32 parameters the file fills
+                out[stem + ".weight"] = torch._weight_norm(v.float(), g.float(), 0)
     return out
