@@ -37,7 +37,7 @@ from app.models.indextts.models import IndexModels
 VOICE_CALLS = 2  # get_emb runs twice on a new speaker clip (spk_cond_emb, and S_ref, never used)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Voice:
     """The conditions of one speaker clip (tensors on the models' device)."""
 
@@ -60,7 +60,7 @@ class Voice:
         return cls(spk, models.semantic.features(clip.emo_16k), style, mel, prompt)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Emotion:
     """A request's emotion control: plain (the voice's own), a clip at ``alpha``, 8 weights, or a
     text read by QwenEmotion (``text`` None: the spoken text). Build it with the class methods."""
