@@ -51,15 +51,19 @@ def voice(models: IndexModels) -> Voice:
 
 
 def check(models: IndexModels, voice: Voice | None, name: str, emotion: Emotion | None = None) -> float:
-    """Run case ``name`` of the goldens; assert ids and codes equal and audio close; the max difference."""
+    """Run case ``name`` of the goldens; assert ids and codes equal, audio close and the generator
+    where the official global one was after the call; the max difference."""
     case = GOLD["cases"][name]
     options = case["options"]
+    generator = torch.Generator().manual_seed(case["seed"])
     out = synthesize(models, case["text"], case["lang"], CLIPS["speaker"], RATE, emotion=emotion,
                      duration_factor=options.get("duration_factor", 1.0), seed=case["seed"],
                      params=BeamParams(max_mel_tokens=GOLD["max_mel_tokens"]),
-                     max_tokens=options.get("max_text_tokens_per_segment", 120), voice=voice)  # fmt: skip
+                     max_tokens=options.get("max_text_tokens_per_segment", 120), voice=voice,
+                     generator=generator)  # fmt: skip
     assert out.segments == case["segments"]
     assert out.codes == case["codes"]
+    assert torch.rand(1, generator=generator).item() == case["next_torch"]  # every draw, none more
     want = np.load(DATA / f"infer_{name}.npz")["wav"]
     got = out.wav.numpy()
     assert got.shape == want.shape
