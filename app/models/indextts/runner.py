@@ -1,0 +1,349 @@
+"""IndexTTS-2.5 behind the engine's :class:`~app.engine.family.FamilyRunner`: the GPT's beams.
+
+A request's text becomes the official segments (:class:`~.text.TextFrontend`); each segment is one
+beam search of the GPT, spoken in order into one stream through :meth:`Sequence.next_part`, as
+CosyVoice speaks its pieces. A segment's positions are its prompt (conditioning, text,
+``start_mel``: :meth:`UnifiedGPT.prompt`), prefilled once into the first block table; its
+``params.num_beams`` beams (``Sequence.width``) share those blocks and each step:
+
+1. the KV blocks the block manager forked (``Sequence.copies``) are copied, K and V, every layer;
+2. the code each beam drew last step is written at its position through the beam's own table
+   (lazily, one step late, so a re-pointed table writes its new owner's code) and the GPT gives
+   every beam's logits; right after the prefill the prompt's one row stands for all beams;
+3. one :meth:`BeamState.step` per request on its own generator gives the codes and the beam each
+   new beam continues (``StepResult.beam_parents``: the engine re-points the tables).
+
+When a segment's search is done, its winning codes go to the segment decoder (codes → audio) and
+the next segment takes the sequence's positions, or the request is done.
+
+Randomness: one generator per request, seeded as ``torch.manual_seed(seed)`` seeds the global one
+the official ``infer`` draws from, in the official order (segment 1's beams, its decoder's noise,
+segment 2's beams, ...). The generator's state is saved when a segment begins, so a preempted
+request (rewound to its segment's prompt by the scheduler) draws the same beams again (``start``).
+
+Two seams wait for the pipeline's parts (``voice.py``, ``decoder.py``): a :class:`Conditioner`
+(request → speaker style and emotion vector, plus what the decoder needs of the voice) and a
+:class:`SegmentDecoder` (a segment's codes → its audio). :func:`load` takes them in ``model=``
+until they are merged; the family is not registered in ``app/models/__init__.py`` until a request
+speaks end to end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+
+from app.backcheck.score import guess_language
+from app.engine.attention import PagedKVCache
+from app.engine.config import EngineConfig
+from app.engine.family import FamilyInfo, FamilyRunner, KVSpec, StepResult
+from app.engine.request import SynthRequest
+from app.engine.sequence import Sequence
+from app.errors import VoxDeskError
+from app.models.cosyvoice.lm import batch_context
+from app.models.indextts.beam import BeamParams, BeamState
+from app.models.indextts.config import load_config
+from app.models.indextts.gpt import UnifiedGPT, mel_position
+from app.models.indextts.text import LANGUAGES, TextFrontend, language_id
+from app.models.indextts.weights import load_torch, state_of
+
+log = logging.getLogger(__name__)
+SAMPLE_RATE = 22050  # BigVGAN's
+CONTROLS = frozenset({"reference"})  # a voice from its audio alone; speed through the engine's stretch
+FAILED = "Speech generation failed for this request: try again or another text."
+_EMPTY = np.zeros(0, np.float32)
+
+
+@dataclass
+class Conditioning:
+    """What the GPT conditions a request on, and what the decoder needs of its voice."""
+
+    style: torch.Tensor  # [1, 192] CAMPPlus speaker style
+    emovec: torch.Tensor  # [1, d] emotion vector
+    voice: Any = None  # the decoder's per-voice data (prompt condition, reference mel, ...)
+
+
+class Conditioner(Protocol):
+    def __call__(self, request: SynthRequest) -> Conditioning: ...
+
+
+class SegmentDecoder(Protocol):
+    """A segment's codes → its audio (float32, mono, ``SAMPLE_RATE``), drawing its noise from the
+    request's ``generator``; ``last``: no segment follows (no silence after it)."""
+
+    def __call__(
+        self, codes: list[int], voice: Any, generator: torch.Generator, last: bool
+    ) -> np.ndarray: ...
+
+
+@dataclass
+class Parts:
+    """What :func:`load` cannot build from the folder yet (the pipeline's seams), and the GPT when
+    a test hands one in already loaded."""
+
+    conditioner: Conditioner
+    decoder: SegmentDecoder
+    gpt: UnifiedGPT | None = None
+    params: BeamParams = field(default_factory=BeamParams)
+
+
+@dataclass
+class _State:
+    """A request's decoding state outside the engine's Sequence."""
+
+    segments: list[list[int]]  # the text ids of each segment (as the official infer hands them over)
+    lang: int
+    cond: Conditioning
+    rows: torch.Tensor  # [3, d] the GPT's conditioning rows
+    index: int = 0  # the segment being spoken
+    prompt: torch.Tensor | None = None  # [P, d] the segment's prompt embeddings
+    saved: torch.Tensor | None = None  # the generator's state when the segment's search began
+    beams: BeamState | None = None
+    carry: torch.Tensor | None = None  # [1, V] the prompt's logits, for the first step
+    pending: list[int] = field(default_factory=list)  # each beam's code drawn last step, not yet written
+
+
+class IndexRunner(FamilyRunner):
+    def __init__(
+        self,
+        config: EngineConfig,
+        gpt: UnifiedGPT,
+        frontend: TextFrontend,
+        conditioner: Conditioner,
+        decoder: SegmentDecoder,
+        params: BeamParams,
+        device: torch.device,
+    ) -> None:
+        if params.max_mel_tokens > gpt.max_mel_tokens:
+            raise VoxDeskError(f"max_mel_tokens {params.max_mel_tokens} is more than this model's "
+                               f"{gpt.max_mel_tokens}: use a smaller value.")  # fmt: skip
+        self.config = config
+        self.gpt, self.frontend = gpt, frontend
+        self.conditioner, self.decoder = conditioner, decoder
+        self.params = params
+        self.device = device
+        self.dtype = next(gpt.parameters()).dtype
+        self.info = FamilyInfo(
+            name="indextts",
+            label="IndexTTS-2.5",
+            architecture="indextts25",
+            controls=CONTROLS,
+            sample_rate=SAMPLE_RATE,
+            voice_rate=SAMPLE_RATE,
+        )
+        # the longest segment: conditioning, [start] text [stop], start_mel, then every code
+        longest = 3 + gpt.max_text_tokens + 2 + 1 + params.max_mel_tokens
+        self.max_model_len = min(config.max_model_len, longest)
+        self.mel_ids = gpt.text_embedding.num_embeddings  # code c's position id: mel_ids + c
+        self._states: dict[int, _State] = {}
+        self.kv: PagedKVCache | None = None
+
+    # ---- the cache --------------------------------------------------------------------------
+    def kv_specs(self) -> list[KVSpec]:
+        return [self.gpt.kv_spec()]
+
+    def bind_kv(self, num_blocks: int, block_size: int, attention: str) -> None:
+        spec = self.gpt.kv_spec()
+        self.block_size = block_size
+        self.kv = PagedKVCache(
+            spec.num_layers, num_blocks, block_size, spec.num_kv_heads, spec.head_dim,
+            self.dtype, self.device, backend=attention,
+        )  # fmt: skip
+
+    # ---- requests ---------------------------------------------------------------------------
+    def language(self, request: SynthRequest) -> str:
+        """The request's language code: the requests carry none yet, so the text's script says
+        (kana: ja, Han: zh, otherwise en; a code the model does not list reads as "common")."""
+        guess = guess_language(request.text)
+        return guess if guess in LANGUAGES else "en"
+
+    @torch.inference_mode()
+    def make_sequence(self, rid: int, request: SynthRequest, block_size: int) -> Sequence:
+        lang = self.language(request)
+        segments = self.frontend.segments(request.text, lang)
+        cond = self.conditioner(request)
+        to = {"device": self.device, "dtype": self.dtype}
+        rows = self.gpt.conditioning(cond.style.to(**to), cond.emovec.to(**to))
+        state = _State(segments, language_id(lang), cond, rows)
+        seed = secrets.randbelow(2**31) if request.seed is None else request.seed
+        ids = self._prompt(state)
+        seq = Sequence(request, ids, [None] * len(ids), self.params.max_mel_tokens, seed, block_size, rid)
+        seq.width = self.params.num_beams
+        seq.generator = torch.Generator(self.device).manual_seed(seed)  # = torch.manual_seed(seed)
+        # the conditioning is not in the ids: it starts the prefix cache's hash chain
+        seq.salt = hashlib.blake2b(rows.float().cpu().numpy().tobytes() + bytes([state.lang])).digest()
+        self._begin_search(seq, state)
+        self._states[seq.id] = state
+        return seq
+
+    def _prompt(self, state: _State) -> list[int]:
+        """The current segment's prompt embeddings (into ``state.prompt``) and its position ids:
+        0 for the conditioning rows, the text ids as the GPT embeds them, ``start_mel``."""
+        gpt = self.gpt
+        text = state.segments[state.index]
+        state.prompt = gpt.prompt(state.rows, text, state.lang).to(self.dtype)
+        kept = [i for i in text if i not in (gpt.start_text, gpt.stop_text)]
+        ids = [0, 0, 0, gpt.start_text, *kept, gpt.stop_text, self.mel_ids + gpt.start_mel]
+        if len(ids) != state.prompt.shape[0]:
+            raise RuntimeError("the GPT's prompt rows and the sequence's positions disagree")
+        if len(ids) + self.params.max_mel_tokens > self.max_model_len:
+            raise VoxDeskError("A text segment is too long for the positions set aside (max_model_len): "
+                               "raise it or split the text.")  # fmt: skip
+        return ids
+
+    def _begin_search(self, seq: Sequence, state: _State) -> None:
+        """A fresh beam search for the current segment, from the generator as it is now (saved)."""
+        state.saved = seq.generator.get_state()
+        state.beams = BeamState(self.params, [1, self.gpt.start_mel], seq.generator, self.gpt.stop_mel)
+        state.pending = []
+
+    def start(self, seqs: list[Sequence]) -> None:
+        """The segment's search from its start: a new request, or one preempted (rewound to its
+        segment's prompt), whose generator goes back to the state the search began with."""
+        for seq in seqs:
+            state = self._states[seq.id]
+            seq.generator.set_state(state.saved)
+            self._begin_search(seq, state)
+
+    def release(self, seq: Sequence) -> None:
+        self._states.pop(seq.id, None)
+
+    # ---- prefill ----------------------------------------------------------------------------
+    @torch.inference_mode()
+    def prefill(self, seqs: list[Sequence]) -> None:
+        """The prompt's KV past ``num_computed`` into the first table (every beam shares it) and
+        the prompt's last logits, the first step's carry."""
+        states = [self._states[s.id] for s in seqs]
+        starts = [s.num_computed for s in seqs]
+        counts = [len(s) - start for s, start in zip(seqs, starts, strict=True)]
+        if any(len(s) != s.num_prompt for s in seqs):
+            raise RuntimeError("a beamed sequence is prefilled from its prompt only")
+        width = max(counts)
+        x = torch.zeros(len(seqs), width, self.gpt.dim, dtype=self.dtype, device=self.device)
+        for row, (st, start, n) in enumerate(zip(states, starts, counts, strict=True)):
+            x[row, :n] = st.prompt[start:]
+        self.kv.context, _ = batch_context(
+            [s.block_table for s in seqs], starts, counts, width, self.block_size, self.kv.scratch_block,
+            self.device,
+        )  # fmt: skip
+        hidden = self.gpt(x, self.kv)
+        logits = self.gpt.logits(hidden[torch.arange(len(seqs)), torch.tensor(counts) - 1])
+        for row, (seq, st) in enumerate(zip(seqs, states, strict=True)):
+            st.carry = logits[row : row + 1].float()
+            seq.num_computed = len(seq)
+
+    # ---- the step ---------------------------------------------------------------------------
+    @torch.inference_mode()
+    def decode(self, seqs: list[Sequence]) -> StepResult:
+        self._copy_blocks(seqs)
+        logits = self._write_pending([s for s in seqs if s.num_computed < len(s)])
+        n = len(seqs)
+        out = StepResult([_EMPTY] * n, [False] * n)
+        for i, seq in enumerate(seqs):
+            st = self._states[seq.id]
+            rows = logits.pop(seq.id, None)
+            if rows is None:
+                rows, st.carry = st.carry, None
+            tokens, parents = st.beams.step(rows)
+            if st.beams.done:
+                self._segment_done(i, seq, st, out)
+                continue
+            st.pending = tokens
+            seq.ids.append(0)  # the beams' codes are their own; the position is what counts
+            seq.patches.append(None)
+            out.beam_parents[i] = parents
+        return out
+
+    def _copy_blocks(self, seqs: list[Sequence]) -> None:
+        """The forks the block manager made: one ``index_copy_`` of K and one of V, all layers."""
+        pairs = [pair for s in seqs for pair in s.copies]
+        for s in seqs:
+            s.copies.clear()
+        if pairs:
+            src = torch.tensor([p[0] for p in pairs], device=self.device)
+            dst = torch.tensor([p[1] for p in pairs], device=self.device)
+            self.kv.k.index_copy_(1, dst, self.kv.k.index_select(1, src))
+            self.kv.v.index_copy_(1, dst, self.kv.v.index_select(1, src))
+
+    def _write_pending(self, seqs: list[Sequence]) -> dict[int, torch.Tensor]:
+        """Each beam's pending code at its sequence's newest position, through the beam's own
+        table, in one forward over every beam of ``seqs``: their logits ``[width, V]`` by id."""
+        if not seqs:
+            return {}
+        tables, starts, codes, positions = [], [], [], []
+        for seq in seqs:
+            st = self._states[seq.id]
+            p = len(seq) - 1
+            for b in range(seq.width):
+                tables.append(seq.block_tables[b])
+                starts.append(p)
+            codes += st.pending
+            positions += [mel_position(p - seq.num_prompt)] * seq.width
+        dev = self.device
+        self.kv.context, _ = batch_context(
+            tables, starts, [1] * len(tables), 1, self.block_size, self.kv.scratch_block, dev
+        )
+        x = self.gpt.mel_embeds(torch.tensor(codes, device=dev), torch.tensor(positions, device=dev))
+        logits = self.gpt.logits(self.gpt(x[:, None].to(self.dtype), self.kv)[:, 0]).float()
+        out, row = {}, 0
+        for seq in seqs:
+            out[seq.id] = logits[row : row + seq.width]
+            row += seq.width
+            seq.num_computed = len(seq)
+        return out
+
+    def _segment_done(self, i: int, seq: Sequence, st: _State, out: StepResult) -> None:
+        """The winner's codes → audio; then the next segment, or the request is done."""
+        last = st.index + 1 == len(st.segments)
+        try:
+            out.audio[i] = self.decoder(st.beams.best(), st.cond.voice, seq.generator, last)
+        except VoxDeskError as exc:
+            out.error[i] = str(exc)
+            return
+        except Exception:  # noqa: BLE001 - this request fails, the batch goes on
+            log.exception("IndexTTS decoder failed")
+            out.error[i] = FAILED
+            return
+        if last:
+            out.done[i] = True
+            return
+        st.index += 1
+        ids = self._prompt(st)
+        seq.next_part(ids, [None] * len(ids))
+        seq.max_patches = self.params.max_mel_tokens
+        self._begin_search(seq, st)
+        out.next_part[i] = True
+
+
+def load(
+    config: EngineConfig,
+    device: torch.device,
+    dtype: str | None,
+    progress: Callable[[float, str], None],
+    model: Parts | None = None,
+) -> IndexRunner:
+    """The family's factory: the GPT (from gpt.pth, ``weights_only``, unless ``model`` brings it)
+    and the text frontend from the folder; the voice conditioning and the segment decoder come in
+    ``model`` until the pipeline's parts are merged."""
+    if model is None:
+        raise VoxDeskError("IndexTTS-2.5 cannot speak in this build yet (its voice and audio parts are "
+                           "missing): use another model.")  # fmt: skip
+    cfg = load_config(config.model_dir)
+    gpt = model.gpt
+    if gpt is None:
+        progress(0.1, "Loading the GPT")
+        path = Path(config.model_dir) / cfg.gpt_checkpoint
+        gpt = UnifiedGPT.from_config(cfg.gpt)
+        gpt.load(state_of(load_torch(path), "model", path))
+    progress(0.5, "Loading the text frontend")
+    frontend = TextFrontend(config.model_dir)
+    gpt = gpt.to(device=device, dtype=getattr(torch, dtype) if dtype else torch.float32).eval()
+    return IndexRunner(config, gpt, frontend, model.conditioner, model.decoder, model.params, device)

@@ -1,0 +1,197 @@
+"""IndexTTS's GPT through the engine: each request's codes equal the single-request reference.
+
+The reference is ``gpt.generate`` (held to the official codes by tests/test_indextts_gpt.py)
+segment by segment on one generator seeded like ``torch.manual_seed(seed)``. The engine runs the
+same requests with their beams on its paged cache (shared prompt blocks, forks copied on write,
+tables re-pointed by the beams' parents), alone, batched, preempted and cancelled.
+
+The pipeline's voice conditioning and segment decoder (ixpipe's voice.py / decoder.py) are not
+merged yet: the conditioner gives the golden style and emotion vector, and the decoder stand-in
+returns a segment's codes as its "audio" after drawing noise from the request's generator, as the
+S2Mel solver draws after the GPT, so the draws between segments are in the official order.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from tiny_indextts import tiny_ix  # noqa: F401
+
+import app.models  # noqa: F401 - the registered families, before the test's own goes first
+from app.engine import family
+from app.engine.attention import PagedKVCache
+from app.engine.config import EngineConfig
+from app.engine.engine import Engine
+from app.engine.events import AudioChunk, RequestFailed, RequestFinished
+from app.engine.request import SynthRequest
+from app.models.indextts.beam import BeamParams
+from app.models.indextts.config import load_config
+from app.models.indextts.gpt import UnifiedGPT, generate
+from app.models.indextts.runner import Conditioning, Parts
+from app.models.indextts.text import TextFrontend, language_id
+from app.models.indextts.weights import load_torch, state_of
+
+GOLD = np.load(Path(__file__).parent / "data" / "indextts" / "gpt_codes.npz")
+PARAMS = BeamParams(**json.loads(str(GOLD["plain_settings"])))  # the official defaults, 80 codes at most
+NOISE = 4  # the decoder stand-in's draws per segment
+TEXTS = {
+    "hello": ("Hello there, how are you today?", 1),
+    "zh": ("今天天气很好，我们去公园散步吧。", 2),
+    "short": ("Good night.", 3),
+    "two": ("It was a bright cold day in April, and the clocks were striking thirteen. Winston Smith, his "
+            "chin nuzzled into his breast in an effort to escape the vile wind, slipped quickly through "
+            "the glass doors of Victory Mansions.", 4),
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def gpt(tiny_ix: Path) -> UnifiedGPT:  # noqa: F811
+    cfg = load_config(tiny_ix)
+    path = tiny_ix / cfg.gpt_checkpoint
+    model = UnifiedGPT.from_config(cfg.gpt)
+    model.load(state_of(load_torch(path), "model", path))
+    return model.eval()
+
+
+def conditioner(_request: SynthRequest) -> Conditioning:
+    return Conditioning(torch.from_numpy(GOLD["style"]), torch.from_numpy(GOLD["emovec"]))
+
+
+def decoder(codes: list[int], _voice, generator: torch.Generator, _last: bool) -> np.ndarray:
+    torch.randn(NOISE, generator=generator)  # where the S2Mel noise is drawn
+    return np.asarray(codes, np.float32) if codes else np.asarray([-1.0], np.float32)
+
+
+@pytest.fixture(scope="module")
+def frontend(tiny_ix: Path) -> TextFrontend:  # noqa: F811
+    return TextFrontend(tiny_ix)
+
+
+def reference(gpt: UnifiedGPT, frontend: TextFrontend, text: str, seed: int) -> list[list[int]]:
+    """Each segment's codes the single-request way, on one generator."""
+    lang = "zh" if any("\u4e00" <= c <= "\u9fff" for c in text) else "en"
+    generator = torch.Generator().manual_seed(seed)
+    cond = conditioner(SynthRequest(text=text))
+    with torch.inference_mode():
+        rows = gpt.conditioning(cond.style, cond.emovec)
+    out = []
+    for ids in frontend.segments(text, lang):
+        out.append(generate(gpt, rows, ids, language_id(lang), PARAMS, generator))
+        decoder(out[-1], None, generator, False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def expected(gpt, frontend) -> dict[str, list[list[int]]]:
+    return {name: reference(gpt, frontend, text, seed) for name, (text, seed) in TEXTS.items()}
+
+
+@pytest.fixture
+def make_engine(tiny_ix: Path, gpt, monkeypatch):  # noqa: F811
+    """An engine on the tiny folder, with IndexTTS registered for this test only (before VoxCPM,
+    which takes any folder)."""
+    entry = family._Entry("indextts", lambda f: (f / "gpt.pth").is_file(), "app.models.indextts.runner:load")
+    monkeypatch.setattr(family, "_FAMILIES", [entry, *family._FAMILIES])
+
+    def make(blocks: int | None = None, max_num_seqs: int = 4, max_model_len: int = 256) -> Engine:
+        spec = gpt.kv_spec()
+        kv_gb = None
+        if blocks is not None:
+            per_block = PagedKVCache.bytes_per_block(spec.num_layers, 4, spec.num_kv_heads, spec.head_dim,
+                                                     torch.float32)  # fmt: skip
+            kv_gb = (blocks * per_block + 1) / 1024**3
+        config = EngineConfig(
+            model_dir=str(tiny_ix), device="cpu", cpu_precision="float32", block_size=4,
+            max_num_seqs=max_num_seqs, max_model_len=max_model_len, kv_cache_gb=kv_gb,
+        )  # fmt: skip
+        return Engine(config, model=Parts(conditioner, decoder, gpt, PARAMS))
+
+    return make
+
+
+def run(engine: Engine, names: list[str], cancel_after: dict[int, int] | None = None) -> dict:
+    """Submit the texts, step to the end; each request's segments (codes) and its end event."""
+    ids = {engine.submit(SynthRequest(text=TEXTS[n][0], seed=TEXTS[n][1])): n for n in names}
+    chunks: dict[int, list[list[int]]] = {rid: [] for rid in ids}
+    ends: dict[int, object] = {}
+    steps = 0
+    while engine.has_work():
+        for event in engine.step():
+            if isinstance(event, AudioChunk):
+                chunks[event.request_id].append([int(c) for c in event.samples if c >= 0])
+            elif isinstance(event, (RequestFinished, RequestFailed)):
+                ends[event.request_id] = event
+        steps += 1
+        for rid, at in (cancel_after or {}).items():
+            if steps == at:
+                engine.cancel(rid)
+        assert steps < 2000
+    return {ids[rid]: (chunks[rid], ends[rid]) for rid in ids}
+
+
+def test_one_request_gives_the_reference_codes(make_engine, expected) -> None:
+    engine = make_engine()
+    got = run(engine, ["hello"])
+    codes, end = got["hello"]
+    assert isinstance(end, RequestFinished)
+    assert codes == expected["hello"] and len(codes) == 1 and len(codes[0]) > 5
+    assert engine.scheduler.blocks.num_free == len(engine.scheduler.blocks.blocks)
+
+
+def test_two_segments_go_on_in_one_stream(make_engine, expected, frontend) -> None:
+    assert len(frontend.segments(TEXTS["two"][0], "en")) >= 2
+    got = run(make_engine(), ["two"])
+    assert got["two"][0] == expected["two"]
+
+
+def test_a_batch_gives_each_request_its_own_codes(make_engine, expected) -> None:
+    names = ["hello", "zh", "short"]
+    assert len({len(expected[n][0]) for n in names}) == 3  # they end at different steps
+    got = run(make_engine(), names)
+    for name in names:
+        assert isinstance(got[name][1], RequestFinished)
+        assert got[name][0] == expected[name], name
+
+
+def test_a_preempted_request_draws_the_same_beams_again(make_engine, expected) -> None:
+    """Too few blocks for both: the newer request is preempted mid-search (rewound to its
+    segment's prompt, its generator restored) and still gives its codes."""
+    engine = make_engine(blocks=44, max_model_len=112)
+    got = run(engine, ["hello", "zh"])
+    assert engine.scheduler.num_preempted > 0
+    for name in ("hello", "zh"):
+        assert got[name][0] == expected[name], name
+    assert engine.scheduler.blocks.num_free == 44
+
+
+def test_cancel_mid_generation_frees_every_block(make_engine, expected) -> None:
+    engine = make_engine()
+    first = engine.submit(SynthRequest(text=TEXTS["hello"][0], seed=1))
+    other = engine.submit(SynthRequest(text=TEXTS["short"][0], seed=3))
+    for _ in range(4):
+        engine.step()
+    blocks = engine.scheduler.blocks
+    seq = engine.scheduler.find(first)
+    assert seq is not None and len({tuple(t) for t in seq.block_tables}) > 1  # the beams forked
+    engine.cancel(first)
+    events = []
+    while engine.has_work():
+        events += engine.step()
+    assert RequestFailed(first, "Cancelled.") in events
+    assert first not in engine.runner._states
+    finished = [e for e in events if isinstance(e, RequestFinished)]
+    assert [e.request_id for e in finished] == [other]
+    assert blocks.num_free == len(blocks.blocks)
+    assert all(b.ref_count == 0 for b in blocks.blocks)
