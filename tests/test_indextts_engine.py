@@ -6,9 +6,10 @@ same requests with their beams on its paged cache (shared prompt blocks, forks c
 tables re-pointed by the beams' parents), alone, batched, preempted and cancelled.
 
 The pipeline's voice conditioning and segment decoder (ixpipe's voice.py / decoder.py) are not
-merged yet: the conditioner gives the golden style and emotion vector, and the decoder stand-in
-returns a segment's codes as its "audio" after drawing noise from the request's generator, as the
-S2Mel solver draws after the GPT, so the draws between segments are in the official order.
+merged yet: the conditioner stand-in gives the golden style and emotion vector after drawing from
+the request's generator (as the voice's w2v-BERT calls draw before the GPT), and the decoder
+stand-in returns a segment's codes as its "audio" after drawing noise from it (as the S2Mel solver
+draws after the GPT), so the draws around and between segments are in the official order.
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ from app.models.indextts.weights import load_torch, state_of
 
 GOLD = np.load(Path(__file__).parent / "data" / "indextts" / "gpt_codes.npz")
 PARAMS = BeamParams(**json.loads(str(GOLD["plain_settings"])))  # the official defaults, 80 codes at most
-NOISE = 4  # the decoder stand-in's draws per segment
+NOISE = 4  # the stand-ins' draws: per request before the GPT, per segment after it
 TEXTS = {
     "hello": ("Hello there, how are you today?", 1),
-    "zh": ("今天天气很好，我们去公园散步吧。", 2),
+    "zh": ("今天天气很好，我们去公园散步吧。", 2),  # its search ends before the limit
     "short": ("Good night.", 3),
     "two": ("It was a bright cold day in April, and the clocks were striking thirteen. Winston Smith, his "
             "chin nuzzled into his breast in an effort to escape the vile wind, slipped quickly through "
@@ -65,7 +66,8 @@ def gpt(tiny_ix: Path) -> UnifiedGPT:  # noqa: F811
     return model.eval()
 
 
-def conditioner(_request: SynthRequest) -> Conditioning:
+def conditioner(_request: SynthRequest, generator: torch.Generator) -> Conditioning:
+    torch.rand(NOISE, generator=generator)  # where the voice's w2v-BERT calls draw
     return Conditioning(torch.from_numpy(GOLD["style"]), torch.from_numpy(GOLD["emovec"]))
 
 
@@ -83,7 +85,7 @@ def reference(gpt: UnifiedGPT, frontend: TextFrontend, text: str, seed: int) -> 
     """Each segment's codes the single-request way, on one generator."""
     lang = "zh" if any("\u4e00" <= c <= "\u9fff" for c in text) else "en"
     generator = torch.Generator().manual_seed(seed)
-    cond = conditioner(SynthRequest(text=text))
+    cond = conditioner(SynthRequest(text=text), generator)
     with torch.inference_mode():
         rows = gpt.conditioning(cond.style, cond.emovec)
     out = []
@@ -148,6 +150,9 @@ def test_one_request_gives_the_reference_codes(make_engine, expected) -> None:
     assert isinstance(end, RequestFinished)
     assert codes == expected["hello"] and len(codes) == 1 and len(codes[0]) > 5
     assert engine.scheduler.blocks.num_free == len(engine.scheduler.blocks.blocks)
+    # again: the prompt's full blocks come from the prefix cache (salted by the conditioning)
+    codes, end = run(engine, ["hello"])["hello"]
+    assert codes == expected["hello"] and end.stats["cached_tokens"] > 0
 
 
 def test_two_segments_go_on_in_one_stream(make_engine, expected, frontend) -> None:
@@ -157,9 +162,9 @@ def test_two_segments_go_on_in_one_stream(make_engine, expected, frontend) -> No
 
 
 def test_a_batch_gives_each_request_its_own_codes(make_engine, expected) -> None:
-    names = ["hello", "zh", "short"]
-    assert len({len(expected[n][0]) for n in names}) == 3  # they end at different steps
+    names = ["hello", "zh", "two"]  # two: its second segment starts inside the batch
     got = run(make_engine(), names)
+    assert len({got[n][1].n_patches for n in names}) == 3  # their searches end at different steps
     for name in names:
         assert isinstance(got[name][1], RequestFinished)
         assert got[name][0] == expected[name], name
@@ -169,8 +174,16 @@ def test_a_preempted_request_draws_the_same_beams_again(make_engine, expected) -
     """Too few blocks for both: the newer request is preempted mid-search (rewound to its
     segment's prompt, its generator restored) and still gives its codes."""
     engine = make_engine(blocks=44, max_model_len=112)
+    sched, drawn = engine.scheduler, []
+    preempt = sched.preempt
+
+    def record(seq) -> None:
+        drawn.append(seq.num_generated)
+        preempt(seq)
+
+    sched.preempt = record
     got = run(engine, ["hello", "zh"])
-    assert engine.scheduler.num_preempted > 0
+    assert drawn and min(drawn) > 0  # preempted with codes drawn, i.e. mid-search
     for name in ("hello", "zh"):
         assert got[name][0] == expected[name], name
     assert engine.scheduler.blocks.num_free == 44

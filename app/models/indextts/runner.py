@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import random
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,7 +73,10 @@ class Conditioning:
 
 
 class Conditioner(Protocol):
-    def __call__(self, request: SynthRequest) -> Conditioning: ...
+    """A request's conditioning, drawing what the official code draws before the GPT (QwenEmotion's
+    sampling, w2v-BERT's LayerDrop numbers) from the request's ``generator``."""
+
+    def __call__(self, request: SynthRequest, generator: torch.Generator) -> Conditioning: ...
 
 
 class SegmentDecoder(Protocol):
@@ -167,17 +171,19 @@ class IndexRunner(FamilyRunner):
 
     @torch.inference_mode()
     def make_sequence(self, rid: int, request: SynthRequest, block_size: int) -> Sequence:
+        seed = secrets.randbelow(2**31) if request.seed is None else request.seed
+        generator = torch.Generator(self.device).manual_seed(seed)  # = torch.manual_seed(seed)
+        cond = self.conditioner(request, generator)
         lang = self.language(request)
-        segments = self.frontend.segments(request.text, lang)
-        cond = self.conditioner(request)
+        # Python's generator, seeded alike, for the Japanese path's draws (text.py, step 5)
+        segments = self.frontend.segments(request.text, lang, rng=random.Random(seed))
         to = {"device": self.device, "dtype": self.dtype}
         rows = self.gpt.conditioning(cond.style.to(**to), cond.emovec.to(**to))
         state = _State(segments, language_id(lang), cond, rows)
-        seed = secrets.randbelow(2**31) if request.seed is None else request.seed
         ids = self._prompt(state)
         seq = Sequence(request, ids, [None] * len(ids), self.params.max_mel_tokens, seed, block_size, rid)
         seq.width = self.params.num_beams
-        seq.generator = torch.Generator(self.device).manual_seed(seed)  # = torch.manual_seed(seed)
+        seq.generator = generator
         # the conditioning is not in the ids: it starts the prefix cache's hash chain
         seq.salt = hashlib.blake2b(rows.float().cpu().numpy().tobytes() + bytes([state.lang])).digest()
         self._begin_search(seq, state)
