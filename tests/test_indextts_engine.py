@@ -208,3 +208,9 @@ def test_cancel_mid_generation_frees_every_block(make_engine, expected) -> None:
     assert [e.request_id for e in finished] == [other]
     assert blocks.num_free == len(blocks.blocks)
     assert all(b.ref_count == 0 for b in blocks.blocks)
+
+
+def test_the_language_comes_from_the_script(make_engine) -> None:
+    runner = make_engine().runner
+    cases = {"Hello.": "en", "你好。": "zh", "今日は晴れです。": "ja", "مرحبا": "ar", "¡Hola, señor!": "en"}
+    assert {text: runner.language(SynthRequest(text=text)) for text in cases} == cases

@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,18 +43,16 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from app.backcheck.score import guess_language
-from app.engine.attention import PagedKVCache
 from app.engine.config import EngineConfig
-from app.engine.family import FamilyInfo, FamilyRunner, KVSpec, StepResult
+from app.engine.family import FamilyInfo, FamilyRunner, StepResult
 from app.engine.request import SynthRequest
 from app.engine.sequence import Sequence
 from app.errors import VoxDeskError
-from app.models.cosyvoice.lm import batch_context
 from app.models.indextts.beam import BeamParams, BeamState
 from app.models.indextts.config import load_config
-from app.models.indextts.gpt import UnifiedGPT, mel_position
-from app.models.indextts.text import LANGUAGES, TextFrontend, language_id
+from app.models.indextts.gpt import UnifiedGPT
+from app.models.indextts.gpt_step import GPTStep
+from app.models.indextts.text import TextFrontend, language_id
 from app.models.indextts.weights import load_torch, state_of
 
 log = logging.getLogger(__name__)
@@ -61,6 +60,11 @@ SAMPLE_RATE = 22050  # BigVGAN's
 CONTROLS = frozenset({"reference"})  # a voice from its audio alone; speed through the engine's stretch
 FAILED = "Speech generation failed for this request: try again or another text."
 _EMPTY = np.zeros(0, np.float32)
+_SCRIPTS = (
+    ("ja", re.compile("[\u3040-\u30ff]")),
+    ("zh", re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")),
+    ("ar", re.compile("[\u0600-\u06ff]")),
+)
 
 
 @dataclass
@@ -115,7 +119,7 @@ class _State:
     pending: list[int] = field(default_factory=list)  # each beam's code drawn last step, not yet written
 
 
-class IndexRunner(FamilyRunner):
+class IndexRunner(GPTStep, FamilyRunner):
     def __init__(
         self,
         config: EngineConfig,
@@ -148,26 +152,15 @@ class IndexRunner(FamilyRunner):
         self.max_model_len = min(config.max_model_len, longest)
         self.mel_ids = gpt.text_embedding.num_embeddings  # code c's position id: mel_ids + c
         self._states: dict[int, _State] = {}
-        self.kv: PagedKVCache | None = None
-
-    # ---- the cache --------------------------------------------------------------------------
-    def kv_specs(self) -> list[KVSpec]:
-        return [self.gpt.kv_spec()]
-
-    def bind_kv(self, num_blocks: int, block_size: int, attention: str) -> None:
-        spec = self.gpt.kv_spec()
-        self.block_size = block_size
-        self.kv = PagedKVCache(
-            spec.num_layers, num_blocks, block_size, spec.num_kv_heads, spec.head_dim,
-            self.dtype, self.device, backend=attention,
-        )  # fmt: skip
 
     # ---- requests ---------------------------------------------------------------------------
     def language(self, request: SynthRequest) -> str:
-        """The request's language code: the requests carry none yet, so the text's script says
-        (kana: ja, Han: zh, otherwise en; a code the model does not list reads as "common")."""
-        guess = guess_language(request.text)
-        return guess if guess in LANGUAGES else "en"
+        """The request's language code: requests carry none yet, so the text's script says (kana:
+        ja, Han: zh, Arabic: ar, otherwise en; Spanish text needs the request to say so)."""
+        for lang, script in _SCRIPTS:
+            if script.search(request.text):
+                return lang
+        return "en"
 
     @torch.inference_mode()
     def make_sequence(self, rid: int, request: SynthRequest, block_size: int) -> Sequence:
@@ -222,35 +215,11 @@ class IndexRunner(FamilyRunner):
     def release(self, seq: Sequence) -> None:
         self._states.pop(seq.id, None)
 
-    # ---- prefill ----------------------------------------------------------------------------
-    @torch.inference_mode()
-    def prefill(self, seqs: list[Sequence]) -> None:
-        """The prompt's KV past ``num_computed`` into the first table (every beam shares it) and
-        the prompt's last logits, the first step's carry."""
-        states = [self._states[s.id] for s in seqs]
-        starts = [s.num_computed for s in seqs]
-        counts = [len(s) - start for s, start in zip(seqs, starts, strict=True)]
-        if any(len(s) != s.num_prompt for s in seqs):
-            raise RuntimeError("a beamed sequence is prefilled from its prompt only")
-        width = max(counts)
-        x = torch.zeros(len(seqs), width, self.gpt.dim, dtype=self.dtype, device=self.device)
-        for row, (st, start, n) in enumerate(zip(states, starts, counts, strict=True)):
-            x[row, :n] = st.prompt[start:]
-        self.kv.context, _ = batch_context(
-            [s.block_table for s in seqs], starts, counts, width, self.block_size, self.kv.scratch_block,
-            self.device,
-        )  # fmt: skip
-        hidden = self.gpt(x, self.kv)
-        logits = self.gpt.logits(hidden[torch.arange(len(seqs)), torch.tensor(counts) - 1])
-        for row, (seq, st) in enumerate(zip(seqs, states, strict=True)):
-            st.carry = logits[row : row + 1].float()
-            seq.num_computed = len(seq)
-
     # ---- the step ---------------------------------------------------------------------------
     @torch.inference_mode()
     def decode(self, seqs: list[Sequence]) -> StepResult:
-        self._copy_blocks(seqs)
-        logits = self._write_pending([s for s in seqs if s.num_computed < len(s)])
+        self.copy_blocks(seqs)
+        logits = self.write_pending([s for s in seqs if s.num_computed < len(s)])
         n = len(seqs)
         out = StepResult([_EMPTY] * n, [False] * n)
         for i, seq in enumerate(seqs):
@@ -266,44 +235,6 @@ class IndexRunner(FamilyRunner):
             seq.ids.append(0)  # the beams' codes are their own; the position is what counts
             seq.patches.append(None)
             out.beam_parents[i] = parents
-        return out
-
-    def _copy_blocks(self, seqs: list[Sequence]) -> None:
-        """The forks the block manager made: one ``index_copy_`` of K and one of V, all layers."""
-        pairs = [pair for s in seqs for pair in s.copies]
-        for s in seqs:
-            s.copies.clear()
-        if pairs:
-            src = torch.tensor([p[0] for p in pairs], device=self.device)
-            dst = torch.tensor([p[1] for p in pairs], device=self.device)
-            self.kv.k.index_copy_(1, dst, self.kv.k.index_select(1, src))
-            self.kv.v.index_copy_(1, dst, self.kv.v.index_select(1, src))
-
-    def _write_pending(self, seqs: list[Sequence]) -> dict[int, torch.Tensor]:
-        """Each beam's pending code at its sequence's newest position, through the beam's own
-        table, in one forward over every beam of ``seqs``: their logits ``[width, V]`` by id."""
-        if not seqs:
-            return {}
-        tables, starts, codes, positions = [], [], [], []
-        for seq in seqs:
-            st = self._states[seq.id]
-            p = len(seq) - 1
-            for b in range(seq.width):
-                tables.append(seq.block_tables[b])
-                starts.append(p)
-            codes += st.pending
-            positions += [mel_position(p - seq.num_prompt)] * seq.width
-        dev = self.device
-        self.kv.context, _ = batch_context(
-            tables, starts, [1] * len(tables), 1, self.block_size, self.kv.scratch_block, dev
-        )
-        x = self.gpt.mel_embeds(torch.tensor(codes, device=dev), torch.tensor(positions, device=dev))
-        logits = self.gpt.logits(self.gpt(x[:, None].to(self.dtype), self.kv)[:, 0]).float()
-        out, row = {}, 0
-        for seq in seqs:
-            out[seq.id] = logits[row : row + seq.width]
-            row += seq.width
-            seq.num_computed = len(seq)
         return out
 
     def _segment_done(self, i: int, seq: Sequence, st: _State, out: StepResult) -> None:
