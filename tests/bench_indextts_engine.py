@@ -35,8 +35,8 @@ from app.engine.events import AudioChunk, RequestFailed, RequestFinished  # noqa
 from app.engine.request import SynthRequest  # noqa: E402
 from app.models.indextts.beam import BeamParams  # noqa: E402
 from app.models.indextts.gpt import UnifiedGPT  # noqa: E402
+from app.models.indextts.pipeline import Conditioning, Parts  # noqa: E402
 from app.models.indextts.presets import PRESETS, SPK_DIM, yaml_text  # noqa: E402
-from app.models.indextts.runner import Conditioning, Parts  # noqa: E402
 from app.models.indextts.vocab import write_tiny_vocab  # noqa: E402
 
 TEXT = "The quick brown fox jumps over the lazy dog, and then it runs back home again."

@@ -29,10 +29,14 @@ from app.engine.config import EngineConfig
 from app.engine.engine import Engine
 from app.engine.events import AudioChunk, RequestFailed, RequestFinished
 from app.engine.request import SynthRequest
+from app.engine.voice import VoicePrompt
 from app.models.indextts.beam import BeamParams
 from app.models.indextts.config import load_config
+from app.models.indextts.decoder import PEAK
 from app.models.indextts.gpt import UnifiedGPT, generate
-from app.models.indextts.runner import Conditioning, Parts
+from app.models.indextts.models import IndexModels
+from app.models.indextts.pipeline import NO_VOICE, Conditioning, Parts, parts_from
+from app.models.indextts.reference import synthesize
 from app.models.indextts.text import TextFrontend, language_id
 from app.models.indextts.weights import load_torch, state_of
 
@@ -107,7 +111,8 @@ def make_engine(tiny_ix: Path, gpt, monkeypatch):  # noqa: F811
     entry = family._Entry("indextts", lambda f: (f / "gpt.pth").is_file(), "app.models.indextts.runner:load")
     monkeypatch.setattr(family, "_FAMILIES", [entry, *family._FAMILIES])
 
-    def make(blocks: int | None = None, max_num_seqs: int = 4, max_model_len: int = 256) -> Engine:
+    def make(blocks: int | None = None, max_num_seqs: int = 4, max_model_len: int = 256,
+             parts: Parts | None = None) -> Engine:  # fmt: skip
         spec = gpt.kv_spec()
         kv_gb = None
         if blocks is not None:
@@ -118,7 +123,7 @@ def make_engine(tiny_ix: Path, gpt, monkeypatch):  # noqa: F811
             model_dir=str(tiny_ix), device="cpu", cpu_precision="float32", block_size=4,
             max_num_seqs=max_num_seqs, max_model_len=max_model_len, kv_cache_gb=kv_gb,
         )  # fmt: skip
-        return Engine(config, model=Parts(conditioner, decoder, gpt, PARAMS))
+        return Engine(config, model=parts or Parts(conditioner, decoder, gpt, PARAMS))
 
     return make
 
@@ -214,3 +219,57 @@ def test_the_language_comes_from_the_script(make_engine) -> None:
     runner = make_engine().runner
     cases = {"Hello.": "en", "你好。": "zh", "今日は晴れです。": "ja", "مرحبا": "ar", "¡Hola, señor!": "en"}
     assert {text: runner.language(SynthRequest(text=text)) for text in cases} == cases
+
+
+# ---- end to end: the pipeline's parts (models.py, voice.py, decoder.py) behind the seams --------
+INFER = json.loads((Path(__file__).parent / "data" / "indextts" / "infer.json").read_text(encoding="utf-8"))
+SEGMENT_TOKENS = {"plain": 120, "two_segments": 10}  # the goldens' max_text_tokens_per_segment
+
+
+@pytest.fixture(scope="module")
+def models(tiny_ix: Path) -> IndexModels:  # noqa: F811
+    return IndexModels.load(tiny_ix)
+
+
+def speaker() -> np.ndarray:
+    clips = np.load(Path(__file__).parent / "data" / "indextts" / "infer_clips.npz")
+    return clips["speaker"].astype(np.float32) / 32768.0  # the int16 clip as librosa reads it
+
+
+@pytest.mark.parametrize("case", list(SEGMENT_TOKENS))
+def test_audio_equals_the_reference_and_the_official(make_engine, models, case: str) -> None:
+    """Text → audio through the engine, beside a second request (a batch): the samples equal
+    ``reference.synthesize``'s within 1e-5 and the official ``infer``'s float wav within 1e-3 of
+    full scale (tests/data/indextts/infer_<case>.npz)."""
+    spec = INFER["cases"][case]
+    params = BeamParams(max_mel_tokens=INFER["max_mel_tokens"])
+    clip, rate = speaker(), INFER["rate"]
+    ref = synthesize(models, spec["text"], spec["lang"], clip, rate, seed=spec["seed"], params=params,
+                     max_tokens=SEGMENT_TOKENS[case])  # fmt: skip
+    assert ref.codes == spec["codes"]
+    engine = make_engine(parts=parts_from(models, params, segment_tokens=SEGMENT_TOKENS[case]))
+    voice = VoicePrompt(reference_audio=clip, sample_rate=rate)
+    rid = engine.submit(SynthRequest(text=spec["text"], voice=voice, seed=spec["seed"]))
+    engine.submit(SynthRequest(text="Good night.", voice=voice, seed=9))
+    audio: list[np.ndarray] = []
+    finished = []
+    while engine.has_work():
+        for event in engine.step():
+            if isinstance(event, AudioChunk) and event.request_id == rid:
+                audio.append(event.samples)
+            finished += [event.request_id] if isinstance(event, RequestFinished) else []
+    assert rid in finished and len(audio) == len(spec["codes"])
+    got = np.concatenate(audio)
+    want = ref.wav.numpy() / PEAK
+    assert got.shape == want.shape
+    assert np.abs(got - want).max() <= 1e-5
+    official = np.load(Path(__file__).parent / "data" / "indextts" / f"infer_{case}.npz")["wav"] / PEAK
+    assert got.shape == official.shape
+    assert np.abs(got - official).max() <= 1e-3
+
+
+def test_a_request_without_a_voice_is_one_line(make_engine, models) -> None:
+    engine = make_engine(parts=parts_from(models, BeamParams(max_mel_tokens=4)))
+    rid = engine.submit(SynthRequest(text="Hello."))
+    events = engine.step()
+    assert RequestFailed(rid, NO_VOICE) in events

@@ -21,11 +21,10 @@ the official ``infer`` draws from, in the official order (segment 1's beams, its
 segment 2's beams, ...). The generator's state is saved when a segment begins, so a preempted
 request (rewound to its segment's prompt by the scheduler) draws the same beams again (``start``).
 
-Two seams wait for the pipeline's parts (``voice.py``, ``decoder.py``): a :class:`Conditioner`
-(request → speaker style and emotion vector, plus what the decoder needs of the voice) and a
-:class:`SegmentDecoder` (a segment's codes → its audio). :func:`load` takes them in ``model=``
-until they are merged; the family is not registered in ``app/models/__init__.py`` until a request
-speaks end to end.
+The rest of the pipeline comes in through two seams (:mod:`.pipeline`): a conditioner (request →
+speaker style and emotion vector, plus the voice the decoder needs) and a segment decoder (codes →
+audio); :func:`load` builds them over the folder's models, or takes them in ``model=`` (tests,
+benchmarks). The GPT's prefill and step are :mod:`.gpt_step`'s.
 """
 
 from __future__ import annotations
@@ -37,8 +36,6 @@ import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -48,12 +45,11 @@ from app.engine.family import FamilyInfo, FamilyRunner, StepResult
 from app.engine.request import SynthRequest
 from app.engine.sequence import Sequence
 from app.errors import VoxDeskError
-from app.models.indextts.beam import BeamParams, BeamState
-from app.models.indextts.config import load_config
-from app.models.indextts.gpt import UnifiedGPT
+from app.models.indextts.beam import BeamState
 from app.models.indextts.gpt_step import GPTStep
+from app.models.indextts.models import IndexModels
+from app.models.indextts.pipeline import Conditioning, Parts, parts_from
 from app.models.indextts.text import TextFrontend, language_id
-from app.models.indextts.weights import load_torch, state_of
 
 log = logging.getLogger(__name__)
 SAMPLE_RATE = 22050  # BigVGAN's
@@ -65,42 +61,6 @@ _SCRIPTS = (
     ("zh", re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")),
     ("ar", re.compile("[\u0600-\u06ff]")),
 )
-
-
-@dataclass
-class Conditioning:
-    """What the GPT conditions a request on, and what the decoder needs of its voice."""
-
-    style: torch.Tensor  # [1, 192] CAMPPlus speaker style
-    emovec: torch.Tensor  # [1, d] emotion vector
-    voice: Any = None  # the decoder's per-voice data (prompt condition, reference mel, ...)
-
-
-class Conditioner(Protocol):
-    """A request's conditioning, drawing what the official code draws before the GPT (QwenEmotion's
-    sampling, w2v-BERT's LayerDrop numbers) from the request's ``generator``."""
-
-    def __call__(self, request: SynthRequest, generator: torch.Generator) -> Conditioning: ...
-
-
-class SegmentDecoder(Protocol):
-    """A segment's codes → its audio (float32, mono, ``SAMPLE_RATE``), drawing its noise from the
-    request's ``generator``; ``last``: no segment follows (no silence after it)."""
-
-    def __call__(
-        self, codes: list[int], voice: Any, generator: torch.Generator, last: bool
-    ) -> np.ndarray: ...
-
-
-@dataclass
-class Parts:
-    """What :func:`load` cannot build from the folder yet (the pipeline's seams), and the GPT when
-    a test hands one in already loaded."""
-
-    conditioner: Conditioner
-    decoder: SegmentDecoder
-    gpt: UnifiedGPT | None = None
-    params: BeamParams = field(default_factory=BeamParams)
 
 
 @dataclass
@@ -123,20 +83,18 @@ class IndexRunner(GPTStep, FamilyRunner):
     def __init__(
         self,
         config: EngineConfig,
-        gpt: UnifiedGPT,
+        parts: Parts,
         frontend: TextFrontend,
-        conditioner: Conditioner,
-        decoder: SegmentDecoder,
-        params: BeamParams,
         device: torch.device,
     ) -> None:
+        gpt, params = parts.gpt, parts.params
         if params.max_mel_tokens > gpt.max_mel_tokens:
             raise VoxDeskError(f"max_mel_tokens {params.max_mel_tokens} is more than this model's "
                                f"{gpt.max_mel_tokens}: use a smaller value.")  # fmt: skip
         self.config = config
         self.gpt, self.frontend = gpt, frontend
-        self.conditioner, self.decoder = conditioner, decoder
-        self.params = params
+        self.conditioner, self.decoder = parts.conditioner, parts.decoder
+        self.params, self.segment_tokens = params, parts.segment_tokens
         self.device = device
         self.dtype = next(gpt.parameters()).dtype
         self.info = FamilyInfo(
@@ -169,7 +127,7 @@ class IndexRunner(GPTStep, FamilyRunner):
         cond = self.conditioner(request, generator)
         lang = self.language(request)
         # Python's generator, seeded alike, for the Japanese path's draws (text.py, step 5)
-        segments = self.frontend.segments(request.text, lang, rng=random.Random(seed))
+        segments = self.frontend.segments(request.text, lang, self.segment_tokens, rng=random.Random(seed))
         to = {"device": self.device, "dtype": self.dtype}
         rows = self.gpt.conditioning(cond.style.to(**to), cond.emovec.to(**to))
         state = _State(segments, language_id(lang), cond, rows)
@@ -267,20 +225,13 @@ def load(
     progress: Callable[[float, str], None],
     model: Parts | None = None,
 ) -> IndexRunner:
-    """The family's factory: the GPT (from gpt.pth, ``weights_only``, unless ``model`` brings it)
-    and the text frontend from the folder; the voice conditioning and the segment decoder come in
-    ``model`` until the pipeline's parts are merged."""
+    """The family's factory (app/models/__init__.py): every part of the folder
+    (:meth:`IndexModels.load`: checked, ``weights_only``, strict), or the ``model`` a caller built
+    (tests, benchmarks). The GPT runs in ``dtype`` (float32 when None); the rest stays float32."""
     if model is None:
-        raise VoxDeskError("IndexTTS-2.5 cannot speak in this build yet (its voice and audio parts are "
-                           "missing): use another model.")  # fmt: skip
-    cfg = load_config(config.model_dir)
-    gpt = model.gpt
-    if gpt is None:
-        progress(0.1, "Loading the GPT")
-        path = Path(config.model_dir) / cfg.gpt_checkpoint
-        gpt = UnifiedGPT.from_config(cfg.gpt)
-        gpt.load(state_of(load_torch(path), "model", path))
-    progress(0.5, "Loading the text frontend")
-    frontend = TextFrontend(config.model_dir)
-    gpt = gpt.to(device=device, dtype=getattr(torch, dtype) if dtype else torch.float32).eval()
-    return IndexRunner(config, gpt, frontend, model.conditioner, model.decoder, model.params, device)
+        models = IndexModels.load(config.model_dir, device, lambda f, what: progress(0.05 + 0.5 * f, what))
+        model, frontend = parts_from(models), models.text
+    else:
+        frontend = model.frontend or TextFrontend(config.model_dir)
+    model.gpt = model.gpt.to(device=device, dtype=getattr(torch, dtype) if dtype else torch.float32).eval()
+    return IndexRunner(config, model, frontend, device)
