@@ -28,7 +28,6 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.engine import family  # noqa: E402
 from app.engine.config import EngineConfig  # noqa: E402
 from app.engine.engine import Engine  # noqa: E402
 from app.engine.events import AudioChunk, RequestFailed, RequestFinished  # noqa: E402
@@ -104,11 +103,6 @@ def main() -> None:
     device = torch.device(args.device)
     torch.manual_seed(0)
     gpt = UnifiedGPT.from_config(PRESETS[args.preset]["gpt"]).eval()
-    entry = family._Entry("indextts", lambda f: (f / "config.yaml").is_file(),
-                          "app.models.indextts.runner:load")  # fmt: skip
-    import app.models  # noqa: F401 - the registered families; the bench's own goes first
-
-    family._FAMILIES.insert(0, entry)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = _folder(Path(tmp))

@@ -1,15 +1,17 @@
-"""IndexTTS's GPT through the engine: each request's codes equal the single-request reference.
+"""IndexTTS through the engine: each request's codes equal the single-request reference, and its
+audio equals ``reference.synthesize``'s and the official ``infer``'s.
 
-The reference is ``gpt.generate`` (held to the official codes by tests/test_indextts_gpt.py)
+The GPT's reference is ``gpt.generate`` (held to the official codes by tests/test_indextts_gpt.py)
 segment by segment on one generator seeded like ``torch.manual_seed(seed)``. The engine runs the
 same requests with their beams on its paged cache (shared prompt blocks, forks copied on write,
 tables re-pointed by the beams' parents), alone, batched, preempted and cancelled.
 
-The pipeline's voice conditioning and segment decoder (ixpipe's voice.py / decoder.py) are not
-merged yet: the conditioner stand-in gives the golden style and emotion vector after drawing from
-the request's generator (as the voice's w2v-BERT calls draw before the GPT), and the decoder
-stand-in returns a segment's codes as its "audio" after drawing noise from it (as the S2Mel solver
-draws after the GPT), so the draws around and between segments are in the official order.
+The GPT tests hand the runner stand-ins for the rest of the pipeline (the seams of
+app/models/indextts/pipeline.py), to keep them fast: the conditioner stand-in gives the golden
+style and emotion vector after drawing from the request's generator (as the voice's w2v-BERT calls
+draw before the GPT), and the decoder stand-in returns a segment's codes as its "audio" after
+drawing noise from it (as the S2Mel solver draws after the GPT), so the draws around and between
+segments are in the official order. The end-to-end tests run the folder's real parts.
 """
 
 from __future__ import annotations
@@ -22,14 +24,14 @@ import pytest
 import torch
 from tiny_indextts import tiny_ix  # noqa: F401
 
-import app.models  # noqa: F401 - the registered families, before the test's own goes first
-from app.engine import family
 from app.engine.attention import PagedKVCache
 from app.engine.config import EngineConfig
 from app.engine.engine import Engine
 from app.engine.events import AudioChunk, RequestFailed, RequestFinished
+from app.engine.family import detect_family
 from app.engine.request import SynthRequest
 from app.engine.voice import VoicePrompt
+from app.models.download import validate_model_dir
 from app.models.indextts.beam import BeamParams
 from app.models.indextts.config import load_config
 from app.models.indextts.decoder import PEAK
@@ -105,11 +107,9 @@ def expected(gpt, frontend) -> dict[str, list[list[int]]]:
 
 
 @pytest.fixture
-def make_engine(tiny_ix: Path, gpt, monkeypatch):  # noqa: F811
-    """An engine on the tiny folder, with IndexTTS registered for this test only (before VoxCPM,
-    which takes any folder)."""
-    entry = family._Entry("indextts", lambda f: (f / "gpt.pth").is_file(), "app.models.indextts.runner:load")
-    monkeypatch.setattr(family, "_FAMILIES", [entry, *family._FAMILIES])
+def make_engine(tiny_ix: Path, gpt):  # noqa: F811
+    """An engine on the tiny folder with ``parts`` (the stand-ins by default) in place of the
+    folder's own pipeline."""
 
     def make(blocks: int | None = None, max_num_seqs: int = 4, max_model_len: int = 256,
              parts: Parts | None = None) -> Engine:  # fmt: skip
@@ -268,8 +268,18 @@ def test_audio_equals_the_reference_and_the_official(make_engine, models, case: 
     assert np.abs(got - official).max() <= 1e-3
 
 
-def test_a_request_without_a_voice_is_one_line(make_engine, models) -> None:
-    engine = make_engine(parts=parts_from(models, BeamParams(max_mel_tokens=4)))
+def test_the_registered_family_loads_the_folder(tiny_ix: Path, tmp_path: Path) -> None:  # noqa: F811
+    """The folder is IndexTTS's (app/models/__init__.py), checked in its own words, and the
+    family's factory loads every part of it; a request without a voice is one line."""
+    assert detect_family(tiny_ix) == "indextts"
+    assert validate_model_dir(tiny_ix) == []
+    for entry in tiny_ix.iterdir():  # the same folder without its S2Mel weights
+        if entry.name != "s2mel.pth":
+            (tmp_path / entry.name).symlink_to(entry)
+    assert detect_family(tmp_path) == "indextts"
+    assert any("S2Mel (s2mel.pth) is missing" in line for line in validate_model_dir(tmp_path))
+    engine = Engine(EngineConfig(model_dir=str(tiny_ix), device="cpu", cpu_precision="float32",
+                                 max_num_seqs=2, max_model_len=512))  # fmt: skip
+    assert engine.info.name == "indextts" and engine.sample_rate == 22050
     rid = engine.submit(SynthRequest(text="Hello."))
-    events = engine.step()
-    assert RequestFailed(rid, NO_VOICE) in events
+    assert RequestFailed(rid, NO_VOICE) in engine.step()
