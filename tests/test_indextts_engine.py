@@ -247,7 +247,8 @@ def test_audio_equals_the_reference_and_the_official(make_engine, models, case: 
     ref = synthesize(models, spec["text"], spec["lang"], clip, rate, seed=spec["seed"], params=params,
                      max_tokens=SEGMENT_TOKENS[case])  # fmt: skip
     assert ref.codes == spec["codes"]
-    engine = make_engine(parts=parts_from(models, params, segment_tokens=SEGMENT_TOKENS[case]))
+    parts = parts_from(models, params, segment_tokens=SEGMENT_TOKENS[case])
+    engine = make_engine(parts=parts)
     voice = VoicePrompt(reference_audio=clip, sample_rate=rate)
     rid = engine.submit(SynthRequest(text=spec["text"], voice=voice, seed=spec["seed"]))
     engine.submit(SynthRequest(text="Good night.", voice=voice, seed=9))
@@ -259,6 +260,7 @@ def test_audio_equals_the_reference_and_the_official(make_engine, models, case: 
                 audio.append(event.samples)
             finished += [event.request_id] if isinstance(event, RequestFinished) else []
     assert rid in finished and len(audio) == len(spec["codes"])
+    assert len(parts.voices) == 1  # the two requests' voice was computed once
     got = np.concatenate(audio)
     want = ref.wav.numpy() / PEAK
     assert got.shape == want.shape

@@ -11,6 +11,8 @@ the official 200 ms of silence unless it is the last.
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,6 +30,7 @@ from app.models.indextts.voice import VOICE_CALLS, Emotion, Voice, emotion_weigh
 
 NO_VOICE = "IndexTTS-2.5 speaks in the voice of a recording: choose a voice first."
 SEGMENT_TOKENS = 120  # the official max_text_tokens_per_segment
+VOICE_RATE = 22050  # a voice's audio when its rate is not given (the family's voice_rate)
 
 
 @dataclass
@@ -65,11 +68,37 @@ class Parts:
     params: BeamParams = field(default_factory=BeamParams)
     segment_tokens: int = SEGMENT_TOKENS
     frontend: TextFrontend | None = None  # None: the runner reads the folder's
+    voices: VoiceCache | None = None  # the speaker clips' conditions kept (parts_from's)
+
+
+class VoiceCache:
+    """The conditions of the newest ``size`` speaker clips, by content: a voice's w2v-BERT,
+    CAMPPlus and reference mel are computed once per engine (what the official ``infer`` keeps for
+    a repeated prompt path). The draws a new clip makes are the caller's (:func:`skip_draws`)."""
+
+    def __init__(self, models: IndexModels, size: int) -> None:
+        self.models, self.size = models, max(1, size)
+        self._voices: OrderedDict[bytes, Voice] = OrderedDict()
+
+    def get(self, audio: np.ndarray, rate: int) -> Voice:
+        samples = np.ascontiguousarray(audio, np.float32)
+        key = hashlib.blake2b(samples.tobytes() + str((samples.shape, rate)).encode(), digest_size=16)
+        key = key.digest()
+        voice = self._voices.pop(key, None) or Voice.from_audio(self.models, samples, rate)
+        self._voices[key] = voice
+        while len(self._voices) > self.size:
+            self._voices.popitem(last=False)
+        return voice
+
+    def __len__(self) -> int:
+        return len(self._voices)
 
 
 def parts_from(models: IndexModels, params: BeamParams | None = None, duration_factor: float = 1.0,
-               segment_tokens: int = SEGMENT_TOKENS) -> Parts:  # fmt: skip
-    """The runner's parts over ``models``: each request in its voice's own emotion (plain)."""
+               segment_tokens: int = SEGMENT_TOKENS, voices: int = 32) -> Parts:  # fmt: skip
+    """The runner's parts over ``models``: each request in its voice's own emotion (plain); the
+    newest ``voices`` speaker clips' conditions are kept."""
+    cache = VoiceCache(models, voices)
 
     def conditioner(request: SynthRequest, generator: torch.Generator) -> Conditioning:
         voice = request.voice
@@ -80,7 +109,7 @@ def parts_from(models: IndexModels, params: BeamParams | None = None, duration_f
             raise VoxDeskError(NO_VOICE)
         emotion = Emotion.plain()
         weights = emotion_weights(models, emotion, request.text, generator)
-        clip = Voice.from_audio(models, np.asarray(audio, np.float32), voice.sample_rate or 22050)
+        clip = cache.get(audio, voice.sample_rate or VOICE_RATE)
         skip_draws(generator, VOICE_CALLS + 1, models)  # the speaker clip's calls, then the emotion clip's
         return Conditioning(clip.style, emovec(models, clip, emotion, weights, clip.emo_feats), clip)
 
@@ -91,4 +120,4 @@ def parts_from(models: IndexModels, params: BeamParams | None = None, duration_f
             return samples
         return np.concatenate([samples, np.zeros(silence_samples(), np.float32)])
 
-    return Parts(conditioner, decoder, models.gpt, params or BeamParams(), segment_tokens, models.text)
+    return Parts(conditioner, decoder, models.gpt, params or BeamParams(), segment_tokens, models.text, cache)

@@ -46,13 +46,13 @@ from app.engine.request import SynthRequest
 from app.engine.sequence import Sequence
 from app.errors import VoxDeskError
 from app.models.indextts.beam import BeamState
+from app.models.indextts.decoder import RATE
 from app.models.indextts.gpt_step import GPTStep
 from app.models.indextts.models import IndexModels
-from app.models.indextts.pipeline import Conditioning, Parts, parts_from
+from app.models.indextts.pipeline import VOICE_RATE, Conditioning, Parts, parts_from
 from app.models.indextts.text import TextFrontend, language_id
 
 log = logging.getLogger(__name__)
-SAMPLE_RATE = 22050  # BigVGAN's
 CONTROLS = frozenset({"reference"})  # a voice from its audio alone; speed through the engine's stretch
 FAILED = "Speech generation failed for this request: try again or another text."
 _EMPTY = np.zeros(0, np.float32)
@@ -102,8 +102,8 @@ class IndexRunner(GPTStep, FamilyRunner):
             label="IndexTTS-2.5",
             architecture="indextts25",
             controls=CONTROLS,
-            sample_rate=SAMPLE_RATE,
-            voice_rate=SAMPLE_RATE,
+            sample_rate=RATE,
+            voice_rate=VOICE_RATE,
         )
         # the longest segment: conditioning, [start] text [stop], start_mel, then every code
         longest = 3 + gpt.max_text_tokens + 2 + 1 + params.max_mel_tokens
@@ -230,7 +230,7 @@ def load(
     (tests, benchmarks). The GPT runs in ``dtype`` (float32 when None); the rest stays float32."""
     if model is None:
         models = IndexModels.load(config.model_dir, device, lambda f, what: progress(0.05 + 0.5 * f, what))
-        model, frontend = parts_from(models), models.text
+        model, frontend = parts_from(models, voices=config.voice_cache_size), models.text
     else:
         frontend = model.frontend or TextFrontend(config.model_dir)
     model.gpt = model.gpt.to(device=device, dtype=getattr(torch, dtype) if dtype else torch.float32).eval()
