@@ -44,7 +44,7 @@ class Conditioning:
 
 class Conditioner(Protocol):
     """A request's conditioning, drawing what the official code draws before the GPT (QwenEmotion's
-    sampling, w2v-BERT's LayerDrop numbers) from the request's ``generator``."""
+    sampling, w2v-BERT's LayerDrop numbers) from ``generator``, the request's CPU generator."""
 
     def __call__(self, request: SynthRequest, generator: torch.Generator) -> Conditioning: ...
 

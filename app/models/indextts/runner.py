@@ -17,9 +17,11 @@ When a segment's search is done, its winning codes go to the segment decoder (co
 the next segment takes the sequence's positions, or the request is done.
 
 Randomness: one generator per request, seeded as ``torch.manual_seed(seed)`` seeds the global one
-the official ``infer`` draws from, in the official order (segment 1's beams, its decoder's noise,
-segment 2's beams, ...). The generator's state is saved when a segment begins, so a preempted
-request (rewound to its segment's prompt by the scheduler) draws the same beams again (``start``).
+the official ``infer`` draws from, in the official order (the voice's draws, segment 1's beams, its
+decoder's noise, segment 2's beams, ...); on a GPU the voice's draws are on a CPU generator seeded
+alike and the rest on the device's, as the official draws them. The generator's state is saved
+when a segment begins, so a preempted request (rewound to its segment's prompt by the scheduler)
+draws the same beams again (``start``).
 
 The rest of the pipeline comes in through two seams (:mod:`.pipeline`): a conditioner (request →
 speaker style and emotion vector, plus the voice the decoder needs) and a segment decoder (codes →
@@ -123,8 +125,11 @@ class IndexRunner(GPTStep, FamilyRunner):
     @torch.inference_mode()
     def make_sequence(self, rid: int, request: SynthRequest, block_size: int) -> Sequence:
         seed = secrets.randbelow(2**31) if request.seed is None else request.seed
-        generator = torch.Generator(self.device).manual_seed(seed)  # = torch.manual_seed(seed)
-        cond = self.conditioner(request, generator)
+        # torch.manual_seed(seed) seeds the CPU generator and the device's: the official code draws
+        # on both (the voice's and QwenEmotion's draws on the CPU; beams and noise on the device)
+        cpu = torch.Generator().manual_seed(seed)
+        generator = cpu if self.device.type == "cpu" else torch.Generator(self.device).manual_seed(seed)
+        cond = self.conditioner(request, cpu)
         lang = self.language(request)
         # Python's generator, seeded alike, for the Japanese path's draws (text.py, step 5)
         segments = self.frontend.segments(request.text, lang, self.segment_tokens, rng=random.Random(seed))
