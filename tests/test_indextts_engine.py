@@ -26,6 +26,7 @@ from tiny_indextts import tiny_ix  # noqa: F401
 
 from app.engine.attention import PagedKVCache
 from app.engine.config import EngineConfig
+from app.engine.cuda_graphs import CudaGraphs
 from app.engine.engine import Engine
 from app.engine.events import AudioChunk, RequestFailed, RequestFinished
 from app.engine.family import detect_family
@@ -172,6 +173,31 @@ def test_a_batch_gives_each_request_its_own_codes(make_engine, expected) -> None
     assert len({got[n][1].n_patches for n in names}) == 3  # their searches end at different steps
     for name in names:
         assert isinstance(got[name][1], RequestFinished)
+        assert got[name][0] == expected[name], name
+
+
+class _EagerGraph:
+    """What a captured decode graph replays, run eagerly (no GPU here): the step over a whole
+    bucket of static rows, block tables at their full width."""
+
+    def __init__(self, runner, rows: int) -> None:
+        self.runner, self.rows = runner, rows
+
+    def replay(self) -> None:
+        self.runner.step_core(self.rows, 0, self.runner.max_blocks)
+
+
+def test_the_graphed_step_gives_the_same_codes(make_engine, expected) -> None:
+    """Through :class:`CudaGraphs`' replay (buckets of rows, spare rows padded onto the scratch
+    block, full-width tables), each request still gets its codes."""
+    engine = make_engine(max_num_seqs=3)
+    runner = engine.runner
+    graphs = CudaGraphs(runner, runner.max_rows, 0, prefill=False)
+    assert graphs.sizes == [1, 2, 4, 8, 9]
+    graphs.graphs = {bs: _EagerGraph(runner, bs) for bs in graphs.sizes}
+    runner.graphs = graphs
+    got = run(engine, ["hello", "zh", "two"])
+    for name in ("hello", "zh", "two"):
         assert got[name][0] == expected[name], name
 
 
