@@ -15,7 +15,7 @@ from tiny_indextts import tiny_ix  # noqa: F401
 from torch import nn
 
 from app.errors import VoxDeskError
-from app.models.indextts.bigvgan import BigVGAN, fold_weight_norm
+from app.models.indextts.bigvgan import BigVGAN, VocoderConfig, fold_weight_norm
 from app.models.indextts.bigvgan_act import Periodic, kaiser_sinc
 from app.models.indextts.presets import BIGVGAN, TINY
 
@@ -194,3 +194,21 @@ def test_snake_is_snakebeta_with_beta_equal_to_alpha() -> None:
     assert torch.equal(snake(x), beta(x))
     linear = Periodic(5, beta=True, logscale=False)
     assert torch.equal(linear(x), x + torch.sin(x) ** 2 / (1 + 1e-9))  # α = β = 1 untrained
+
+
+def test_final_tanh_and_bias_default_to_on_as_in_the_official_config(
+    vocoder: BigVGAN, tiny: Path, tmp_path: Path
+) -> None:
+    cfg = {k: v for k, v in BIGVGAN[TINY].items() if k not in ("use_tanh_at_final", "use_bias_at_final")}
+    parsed = VocoderConfig.parse(cfg, "config.json")
+    assert parsed.use_tanh_at_final and parsed.use_bias_at_final
+    state = torch.load(tiny / "bigvgan_generator.pt", weights_only=True)["generator"]
+    with pytest.raises(VoxDeskError) as exc:  # the tiny file has no output bias (use_bias_at_final false)
+        BigVGAN.from_folder(_write(tmp_path / "defaults", cfg, state))
+    assert "conv_post.bias is missing" in _one_line(exc)
+    tanh = BigVGAN.from_folder(_write(tmp_path / "tanh", {**BIGVGAN[TINY], "use_tanh_at_final": True}, state))
+    mel = torch.randn(1, 80, 6, generator=torch.Generator().manual_seed(4)) * 0.5 - 1
+    clamped = vocoder(mel)
+    inside = clamped.abs() < 1
+    assert inside.float().mean() > 0.95
+    assert torch.allclose(tanh(mel)[inside], torch.tanh(clamped[inside]), atol=1e-6)

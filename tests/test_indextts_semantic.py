@@ -17,7 +17,7 @@ from tiny_indextts import tiny_ix  # noqa: F401
 
 from app.errors import VoxDeskError
 from app.models.indextts.audio_in import load_prompt
-from app.models.indextts.semantic import LAYER, SemanticEncoder, write_tiny_w2v
+from app.models.indextts.semantic import LAYER, SemanticEncoder, w2v_config, write_tiny_w2v
 from app.models.indextts.semantic import TINY as TINY_W2V
 
 DATA = Path(__file__).parent / "data" / "indextts"
@@ -125,6 +125,20 @@ def test_the_writer_is_deterministic_per_seed(tmp_path: Path, folder: Path) -> N
             tensors.append(f.get_tensor(key))
     assert torch.equal(tensors[0], tensors[1]) and not torch.equal(tensors[0], tensors[2])
     assert abs(tensors[0].float().std().item() - 1 / 32) < 3e-3  # 1/sqrt(fan-in)
+
+
+def test_the_full_sized_folder_has_the_released_config() -> None:
+    """``write_tiny_w2v(full=True)`` (benchmarks; 1.16 GB, so not written here) has the released
+    sizes: 24 layers, FFN 4096, kernel 31, 580 M values."""
+    from transformers import Wav2Vec2BertConfig, Wav2Vec2BertModel
+
+    config = w2v_config(full=True)
+    sizes = ("num_hidden_layers", "intermediate_size", "conv_depthwise_kernel_size", "hidden_size")
+    assert [config[k] for k in sizes] == [24, 4096, 31, 1024]
+    assert w2v_config() == config | TINY_W2V
+    with torch.device("meta"):
+        model = Wav2Vec2BertModel(Wav2Vec2BertConfig(**config))
+    assert sum(p.numel() for p in model.state_dict().values()) == 580_493_120
 
 
 # ---- bad folders -------------------------------------------------------------------------------

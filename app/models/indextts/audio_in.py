@@ -37,6 +37,7 @@ from app.audio.io import MAX_RATE, MIN_RATE, resample
 from app.errors import VoxDeskError
 from app.models.cosyvoice.features import kaldi_fbank, matcha_mel
 from app.models.cosyvoice.features import resample as sinc_resample
+from app.models.indextts.config import IndexConfig, _Refused, parse_config
 
 SPEAKER_RATE = 22050  # librosa.load's default rate
 FEATURE_RATE = 16000  # w2v-BERT and CAMPPlus
@@ -60,18 +61,18 @@ class PromptAudio:
 
 def _mono(samples: np.ndarray, sample_rate: int, what: str) -> np.ndarray:
     """``samples`` [n] or [n, channels] as float32 mono (librosa's channel mean), checked, and
-    cut to the part the official code can reach."""
-    data = np.asarray(samples, dtype=np.float32)
-    if data.ndim == 2:
-        data = data.mean(axis=1, dtype=np.float32) if data.shape[1] > 1 else data[:, 0]
-    if data.ndim != 1:
-        raise VoxDeskError(f"The {what} is not mono or multi-channel audio: choose a sound file.")
+    cut to the part the official code can reach (before anything is computed on the rest)."""
     if not isinstance(sample_rate, (int, np.integer)) or not MIN_RATE <= sample_rate <= MAX_RATE:
         raise VoxDeskError(f"The {what} has a sample rate of {sample_rate} Hz; IndexTTS reads "
                            f"{MIN_RATE:,}-{MAX_RATE:,} Hz: export it at 16, 24, 44.1 or 48 kHz.")  # fmt: skip
+    data = np.asarray(samples)
+    if data.ndim not in (1, 2):
+        raise VoxDeskError(f"The {what} is not mono or multi-channel audio: choose a sound file.")
+    data = data[: math.ceil((MAX_SECONDS + _MARGIN) * sample_rate)].astype(np.float32, copy=False)
+    if data.ndim == 2:
+        data = data.mean(axis=1, dtype=np.float32) if data.shape[1] > 1 else data[:, 0]
     if data.size < MIN_SECONDS * sample_rate:
         raise VoxDeskError(f"The {what} is shorter than {MIN_SECONDS} s: choose a few seconds of speech.")
-    data = data[: math.ceil((MAX_SECONDS + _MARGIN) * sample_rate)]
     if not np.isfinite(data).all():
         raise VoxDeskError(f"The {what} holds invalid samples (NaN or infinity): choose another file.")
     return np.ascontiguousarray(data)
@@ -103,11 +104,10 @@ def _as_tensor(audio: np.ndarray | torch.Tensor) -> torch.Tensor:
     return torch.from_numpy(np.asarray(audio, np.float32))
 
 
-def ref_mel(audio_22k: np.ndarray | torch.Tensor, tree: Mapping[str, Any]) -> torch.Tensor:
+def ref_mel(audio_22k: np.ndarray | torch.Tensor, tree: Mapping[str, Any] | IndexConfig) -> torch.Tensor:
     """The S2Mel prompt mel [1, n_mels, frames] of the 22 050 Hz clip: the official ``mel_fn`` with
-    the settings :attr:`IndexConfig.mel` reads from ``tree`` (``fmax`` quirk included)."""
-    from app.models.indextts.config import IndexConfig, _Refused, parse_config
-
+    the settings :attr:`IndexConfig.mel` reads from ``tree`` (``fmax`` quirk included); a tree
+    that config.py refuses gets its one line."""
     try:
         cfg = tree if isinstance(tree, IndexConfig) else parse_config(copy.deepcopy(dict(tree)))
     except _Refused as exc:

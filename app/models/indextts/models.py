@@ -24,7 +24,7 @@ from app.models.indextts.dit import S2MelDiT
 from app.models.indextts.emotion import EmotionEncoder, EmotionMatrices
 from app.models.indextts.gpt import UnifiedGPT
 from app.models.indextts.length_regulator import LengthRegulator
-from app.models.indextts.qwen_emotion import QwenEmotion
+from app.models.indextts.qwen_emotion import MISSING, QwenEmotion
 from app.models.indextts.semantic import SemanticEncoder
 from app.models.indextts.text import TextFrontend
 from app.models.indextts.weights import IndexFolder, check_folder, load_torch, state_of
@@ -111,14 +111,16 @@ class IndexModels:
     def require_matrices(self) -> EmotionMatrices:
         """The emotion matrices, or one line saying the folder lacks them."""
         if self.matrices is None:
-            raise VoxDeskError(f"{self.folder.summary()} Emotion vectors are not available with this folder.")
+            cfg = self.config
+            raise VoxDeskError(f"Emotion vectors need the emotion matrices ({cfg.emo_matrix}, "
+                               f"{cfg.spk_matrix}) of {self.folder.root}: download the complete model "
+                               "folder, or give an emotion clip.")  # fmt: skip
         return self.matrices
 
     def require_qwen(self) -> QwenEmotion:
         """QwenEmotion, or one line saying the folder lacks it."""
         if self.qwen is None:
-            raise VoxDeskError(f"{self.folder.summary()} Describe the emotion with a clip or a vector "
-                               "instead.")  # fmt: skip
+            raise VoxDeskError(MISSING.format(path=self.folder.qwen_emo))
         return self.qwen
 
 

@@ -59,14 +59,17 @@ def synthesize(
     params: BeamParams | None = None,
     max_tokens: int = 120,
     voice: Voice | None = None,
+    generator: torch.Generator | None = None,
 ) -> Synthesis:
     """``text`` in ``lang`` spoken in the voice of ``voice_audio`` (float samples at ``sr``).
 
     ``voice``: the :class:`Voice` of that clip built before (a cache); the generator is advanced
-    as for a new voice all the same, so the result does not depend on it."""
+    as for a new voice all the same, so the result does not depend on it. ``generator``: the
+    request's torch generator, left where the official global one is after ``infer`` (default: a
+    new one seeded with ``seed``)."""
     emotion = emotion or Emotion.plain()
     params = params or BeamParams()
-    generator = torch.Generator().manual_seed(seed)
+    generator = generator or torch.Generator().manual_seed(seed)
     rng = random.Random(seed)
     weights = emotion_weights(models, emotion, text, generator)
     voice = voice or Voice.from_audio(models, voice_audio, sr)

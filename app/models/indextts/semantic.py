@@ -201,7 +201,8 @@ class SemanticEncoder:
 
 
 # ---- the tiny folder ---------------------------------------------------------------------------
-_POOL = 4_194_301  # a prime above twice the largest key (2 M values)
+# primes above twice the largest key: 2 M values in the tiny model, 4 M (an FFN matrix) in the full one
+_POOL = {False: 4_194_301, True: 8_388_617}
 
 
 class _Pool:
@@ -209,8 +210,8 @@ class _Pool:
     scaled by 1/sqrt(fan-in)), each key cut from one draw of normal values at an offset of its own:
     drawing all 133 M values afresh takes seconds, copying them a fraction of that."""
 
-    def __init__(self, seed: int) -> None:
-        self.values = torch.randn(_POOL, generator=torch.Generator().manual_seed(seed))
+    def __init__(self, seed: int, size: int) -> None:
+        self.values = torch.randn(size, generator=torch.Generator().manual_seed(seed))
         self.scaled: dict[tuple[float, float], torch.Tensor] = {}
 
     def take(self, name: str, shape: tuple[int, ...]) -> torch.Tensor:
@@ -226,23 +227,29 @@ class _Pool:
         if (scale, shift) not in self.scaled:
             self.scaled[scale, shift] = (shift + scale * self.values).to(torch.float16)
         n = torch.Size(shape).numel()
-        start = zlib.crc32(name.encode()) % (_POOL - n)
+        start = zlib.crc32(name.encode()) % (self.values.numel() - n)
         return self.scaled[scale, shift][start : start + n].clone().reshape(shape)
 
 
-def write_tiny_w2v(folder: str | Path, seed: int = 0) -> Path:
+def w2v_config(full: bool = False) -> dict[str, Any]:
+    """The ``config.json`` written: the released model's (``full``) or the tiny one (:data:`TINY`)."""
+    return dict(CONFIG) if full else CONFIG | TINY
+
+
+def write_tiny_w2v(folder: str | Path, seed: int = 0, full: bool = False) -> Path:
     """A random w2v-BERT 2.0 folder that transformers loads as the real one: the real
-    ``preprocessor_config.json``, the real ``config.json`` except :data:`TINY`, and
-    ``model.safetensors`` stored as float16 (loaded as float32) to halve its size. Returns ``folder``."""
+    ``preprocessor_config.json``, :func:`w2v_config` (``full``: the released sizes, 580 M values,
+    for benchmarks) and ``model.safetensors`` stored as float16 (loaded as float32) to halve its
+    size. Returns ``folder``."""
     from safetensors.torch import save_file
     from transformers import Wav2Vec2BertConfig, Wav2Vec2BertModel
 
     out = Path(folder)
-    config = CONFIG | TINY
+    config = w2v_config(full)
     with torch.device("meta"):
         model = Wav2Vec2BertModel(Wav2Vec2BertConfig(**config))
     shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
-    pool = _Pool(seed)
+    pool = _Pool(seed, _POOL[full])
     weights = {k: pool.take(k, s) for k, s in shapes.items()}
     out.mkdir(parents=True, exist_ok=True)
     with atomic_path(out / "model.safetensors") as tmp:

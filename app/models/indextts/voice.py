@@ -24,8 +24,9 @@ emotion clip; :func:`skip_draws` keeps a generator in step with it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -34,10 +35,11 @@ from app.models.indextts.audio_in import campplus_fbank, load_emotion, load_prom
 from app.models.indextts.emotion import check_vector, scale_vector
 from app.models.indextts.models import IndexModels
 
+T = TypeVar("T")
 VOICE_CALLS = 2  # get_emb runs twice on a new speaker clip (spk_cond_emb, and S_ref, never used)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Voice:
     """The conditions of one speaker clip (tensors on the models' device)."""
 
@@ -60,7 +62,7 @@ class Voice:
         return cls(spk, models.semantic.features(clip.emo_16k), style, mel, prompt)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Emotion:
     """A request's emotion control: plain (the voice's own), a clip at ``alpha``, 8 weights, or a
     text read by QwenEmotion (``text`` None: the spoken text). Build it with the class methods."""
@@ -96,12 +98,13 @@ def skip_draws(generator: torch.Generator, calls: int, models: IndexModels) -> N
         torch.rand([], generator=generator)
 
 
-def _on_global(generator: torch.Generator, fn, *args):  # noqa: ANN001, ANN202 - a thin wrapper
-    """Run ``fn`` with torch's global CPU generator standing for ``generator`` (both stay in step):
-    QwenEmotion's ``generate`` samples from the global one, as the official call does."""
+def _on_global(generator: torch.Generator, fn: Callable[[str], T], arg: str) -> T:
+    """``fn(arg)`` with torch's global CPU generator standing for ``generator`` (left where the
+    global one ends; the global one is restored): QwenEmotion's ``generate`` samples from the global
+    generator, as the official call does."""
     with torch.random.fork_rng(devices=[]):
         torch.set_rng_state(generator.get_state())
-        out = fn(*args)
+        out = fn(arg)
         generator.set_state(torch.get_rng_state())
     return out
 
