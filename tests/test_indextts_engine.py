@@ -241,6 +241,16 @@ def test_cancel_mid_generation_frees_every_block(make_engine, expected) -> None:
     assert all(b.ref_count == 0 for b in blocks.blocks)
 
 
+def test_a_segment_longer_than_the_positions_is_one_line(make_engine) -> None:
+    """Checked for every segment before the request starts, not when it comes up."""
+    engine = make_engine(max_model_len=200)  # the long segment's prompt and 80 codes need more
+    rid = engine.submit(SynthRequest(text=TEXTS["two"][0], seed=1))
+    events = engine.step()
+    assert [e.message for e in events if isinstance(e, RequestFailed) and e.request_id == rid] == [
+        "A text segment is too long for the positions set aside (max_model_len): raise it or split the text."
+    ]
+
+
 def test_the_language_comes_from_the_script(make_engine) -> None:
     runner = make_engine().runner
     cases = {"Hello.": "en", "你好。": "zh", "今日は晴れです。": "ja", "مرحبا": "ar", "¡Hola, señor!": "en"}

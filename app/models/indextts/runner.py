@@ -133,6 +133,9 @@ class IndexRunner(GPTStep, FamilyRunner):
         lang = self.language(request)
         # Python's generator, seeded alike, for the Japanese path's draws (text.py, step 5)
         segments = self.frontend.segments(request.text, lang, self.segment_tokens, rng=random.Random(seed))
+        if any(len(self._positions(t)) + self.params.max_mel_tokens > self.max_model_len for t in segments):
+            raise VoxDeskError("A text segment is too long for the positions set aside (max_model_len): "
+                               "raise it or split the text.")  # fmt: skip
         to = {"device": self.device, "dtype": self.dtype}
         rows = self.gpt.conditioning(cond.style.to(**to), cond.emovec.to(**to))
         state = _State(segments, language_id(lang), cond, rows)
@@ -146,19 +149,20 @@ class IndexRunner(GPTStep, FamilyRunner):
         self._states[seq.id] = state
         return seq
 
-    def _prompt(self, state: _State) -> list[int]:
-        """The current segment's prompt embeddings (into ``state.prompt``) and its position ids:
-        0 for the conditioning rows, the text ids as the GPT embeds them, ``start_mel``."""
+    def _positions(self, text: list[int]) -> list[int]:
+        """A segment's prompt position ids: 0 for the conditioning rows, the text ids as the GPT
+        embeds them, ``start_mel``."""
         gpt = self.gpt
-        text = state.segments[state.index]
-        state.prompt = gpt.prompt(state.rows, text, state.lang).to(self.dtype)
         kept = [i for i in text if i not in (gpt.start_text, gpt.stop_text)]
-        ids = [0, 0, 0, gpt.start_text, *kept, gpt.stop_text, self.mel_ids + gpt.start_mel]
+        return [0, 0, 0, gpt.start_text, *kept, gpt.stop_text, self.mel_ids + gpt.start_mel]
+
+    def _prompt(self, state: _State) -> list[int]:
+        """The current segment's prompt embeddings (into ``state.prompt``) and position ids."""
+        text = state.segments[state.index]
+        state.prompt = self.gpt.prompt(state.rows, text, state.lang).to(self.dtype)
+        ids = self._positions(text)
         if len(ids) != state.prompt.shape[0]:
             raise RuntimeError("the GPT's prompt rows and the sequence's positions disagree")
-        if len(ids) + self.params.max_mel_tokens > self.max_model_len:
-            raise VoxDeskError("A text segment is too long for the positions set aside (max_model_len): "
-                               "raise it or split the text.")  # fmt: skip
         return ids
 
     def _begin_search(self, seq: Sequence, state: _State) -> None:
