@@ -14,5 +14,12 @@ def _cosyvoice(folder: Path) -> bool:
     return (folder / "cosyvoice3.yaml").is_file() or (folder / "cosyvoice2.yaml").is_file()
 
 
+def _indextts(folder: Path) -> bool:
+    """IndexTTS-2.5's official layout: config.yaml beside its GPT, S2Mel or text vocabulary."""
+    names = ("gpt.pth", "s2mel.pth", "multilingual_zh_ja_yue_char_del.tiktoken")
+    return (folder / "config.yaml").is_file() and any((folder / name).is_file() for name in names)
+
+
 register("cosyvoice", _cosyvoice, "app.models.cosyvoice.runner:load")
+register("indextts", _indextts, "app.models.indextts.runner:load")
 register("voxcpm", lambda _folder: True, "app.models.voxcpm.runner:load")

@@ -443,7 +443,8 @@ def validate_model_dir(path: str | Path) -> list[str]:
     unfinished = [f"A download did not finish ({', '.join(partial)}); resume it."] if partial else []
     from app.engine.family import detect_family
 
-    if detect_family(path) == "cosyvoice":
+    family = detect_family(path)
+    if family == "cosyvoice":
         from app.models.cosyvoice.weights import check_folder
 
         try:
@@ -451,6 +452,14 @@ def validate_model_dir(path: str | Path) -> list[str]:
         except VoxDeskError as err:
             return [str(err), *unfinished]
         return unfinished
+    if family == "indextts":
+        from app.models.indextts.weights import check_folder as check_index
+
+        try:
+            folder = check_index(path)
+        except VoxDeskError as err:
+            return [str(err), *unfinished]
+        return ([] if folder.can_speak else [folder.summary()]) + unfinished
     return _voxcpm_problems(path) + unfinished
 
 
