@@ -1,7 +1,7 @@
-"""IndexTTS's GPT beams through the engine: decode speed, eager against CUDA graphs (not a pytest file).
+"""IndexTTS's GPT beams through the engine: decode speed, eager against CUDA graphs.
 
-    python tests/bench_indextts_engine.py --device cpu --preset indextts25-tiny --batch 1 4
-    python tests/bench_indextts_engine.py --device cuda --preset indextts25 --dtype bf16 \\
+    python -m app.models.indextts.bench_engine --device cpu --preset indextts25-tiny --batch 1 4
+    python -m app.models.indextts.bench_engine --device cuda --preset indextts25 --dtype bf16 \\
         --batch 1 8 32 --out ix_engine.json
 
 A random GPT of ``--preset``'s shapes (the numbers do not matter for time) behind the real
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,17 +25,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from app.engine.config import EngineConfig  # noqa: E402
-from app.engine.engine import Engine  # noqa: E402
-from app.engine.events import AudioChunk, RequestFailed, RequestFinished  # noqa: E402
-from app.engine.request import SynthRequest  # noqa: E402
-from app.models.indextts.beam import BeamParams  # noqa: E402
-from app.models.indextts.gpt import UnifiedGPT  # noqa: E402
-from app.models.indextts.pipeline import Conditioning, Parts  # noqa: E402
-from app.models.indextts.presets import PRESETS, SPK_DIM, yaml_text  # noqa: E402
-from app.models.indextts.vocab import write_tiny_vocab  # noqa: E402
+from app.engine.config import EngineConfig
+from app.engine.engine import Engine
+from app.engine.events import AudioChunk, RequestFailed, RequestFinished
+from app.engine.request import SynthRequest
+from app.models.indextts.beam import BeamParams
+from app.models.indextts.gpt import UnifiedGPT
+from app.models.indextts.pipeline import Conditioning, Parts
+from app.models.indextts.presets import PRESETS, SPK_DIM, yaml_text
+from app.models.indextts.vocab import write_tiny_vocab
 
 TEXT = "The quick brown fox jumps over the lazy dog, and then it runs back home again."
 
