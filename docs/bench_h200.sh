@@ -24,8 +24,12 @@
 # (tools/bench_family_ab.py): family_*.json, family_ab.json and family_ab.md (the table) under $OUT.
 # cosyvoice: CosyVoice3 real shapes (app/models/cosyvoice/bench.py): the official CosyVoice3Model.tts()
 # loop against VoxDesk's LM (and its engine once the CosyVoice runner is in), GPU and 2 CPU cores.
+# indextts: IndexTTS-2.5 real shapes, random weights (app/models/indextts/bench_*.py): the GPT's 3 beams
+# per request through the engine, eager against CUDA graphs (and whether both give the same codes), the
+# GPT step alone, and the S2Mel solve against the official CFM when official_indextts/ is carried (the
+# pinned checkout's indextts package). Needs tiktoken in .whl/.
 # Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [lora] [book] [train]
-#        [family] [cosyvoice]
+#        [family] [cosyvoice] [indextts]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
 RES=/tmp/bench-res
@@ -184,3 +188,11 @@ if want cosyvoice; then  # issue 18 §6: CosyVoice3 real shapes, the official tt
 fi
 [ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }
 [ -n "$CPU2_PID" ] && { echo "waiting for the cpu2 section"; wait $CPU2_PID; cat "$OUT/cpu2.log"; }
+if want indextts; then
+    ix() { echo "== $1"; timeout 900 python3 -m "app.models.indextts.$@" 2>&1 | grep -v -E "it/s|Warning|warn\("; }
+    ix bench_engine --device cuda --preset indextts25 --dtype bf16 --batch 1 8 32 --steps 200 --out "$RES/ix_engine.json"
+    ix bench_gpt --device cuda --preset indextts25 --dtype bf16 --batch 1 4 16 --steps 100 --out "$RES/ix_gpt.json"
+    official=(); [ -d official_indextts ] && official=(--official "$PWD/official_indextts")
+    ix bench_s2mel --device cuda --preset indextts25 --prompt 300 --frames 600,1500 --batch 1,4,16 --repeat 5 \
+        "${official[@]}" --json "$RES/ix_s2mel.json"
+fi
