@@ -2,6 +2,7 @@
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,18 @@ sys.path.insert(0, str(Path(__file__).parent))
 # Session fixtures tiny_v1 / tiny_v2 (tiny random checkpoints), tiny_asr (a tiny recognizer) and
 # tiny_speaker (a tiny speaker-embedding model).
 pytest_plugins = ["tiny", "tiny_asr", "tiny_speaker"]
+
+
+@pytest.fixture(scope="module")
+def golden_threads() -> Iterator[None]:
+    """torch on 2 threads for a module, as the parity goldens were made (the order of a float sum
+    depends on it): ``pytestmark = pytest.mark.usefixtures("golden_threads")``."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
 
 
 _exit_status = 0

@@ -24,12 +24,7 @@ GOLDEN = Path(__file__).parent / "data" / "indextts" / "bigvgan.npz"
 TOL = 1e-3
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _threads():
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)  # as the goldens were made
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("golden_threads")  # as the goldens were made
 
 
 def _write(folder: Path, cfg: dict, state: dict[str, torch.Tensor]) -> Path:

@@ -34,12 +34,7 @@ DATA = Path(__file__).parent / "data" / "indextts"
 TOL = 1e-3
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _threads():
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)  # as the goldens were made
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("golden_threads")  # as the goldens were made
 
 
 @pytest.fixture(scope="module")
