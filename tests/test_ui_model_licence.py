@@ -41,18 +41,22 @@ def test_every_catalogue_model_is_listed_in_the_users_language(qtbot, home):  # 
     a model added to app/models/download.py without a translation fails here, not in a zh_CN window."""
     from PySide6.QtWidgets import QApplication
 
+    from app.asr import catalog as asr_catalog
     from app.models import download as dl
     from ui.i18n import install_translators, remove_translators
-    from ui.views.model_manager import MODEL_TITLES, ModelManager
+    from ui.views.model_manager import MODEL_TITLES, RECOGNIZER_TITLE, ModelManager
 
     assert sorted(m.title for m in dl.KNOWN_MODELS) == sorted(MODEL_TITLES)
+    assert asr_catalog.SENSEVOICE_SMALL.title == RECOGNIZER_TITLE
     translators = install_translators(QApplication.instance(), "zh_CN")
     try:
         manager = ModelManager(Settings(), ScriptedDialogs())
         qtbot.addWidget(manager)
         rows = [manager.models.item(i).text() for i in range(manager.models.count())]
+        intro = manager.asr_intro.text()
     finally:
         remove_translators(QApplication.instance(), translators)
     for model, row in zip(dl.KNOWN_MODELS, rows[: len(dl.KNOWN_MODELS)], strict=True):
         assert model.title not in row and "kHz" in row, row
     assert any("种语言" in row for row in rows)
+    assert RECOGNIZER_TITLE not in intro and "粤语" in intro

@@ -909,6 +909,11 @@ Speak anyway? Choose No to trim the voice first.</source>
 <context>
     <name>ModelManager</name>
     <message>
+        <location filename="../views/model_manager.py" line="53"/>
+        <source>SenseVoice Small (Chinese, English, Japanese, Korean, Cantonese)</source>
+        <translation>SenseVoice Small（中文、英文、日文、韩文、粤语）</translation>
+    </message>
+    <message>
         <location filename="../views/model_manager.py" line="48"/>
         <source>VoxCPM2 (2B, 30 languages, 48 kHz)</source>
         <translation>VoxCPM2（2B，30 种语言，48 kHz）</translation>

@@ -51,6 +51,9 @@ MODEL_TITLES = (
     QT_TRANSLATE_NOOP("ModelManager", "Fun-CosyVoice3 (0.5B, 9 languages, 18+ dialects, 24 kHz)"),
     QT_TRANSLATE_NOOP("ModelManager", "CosyVoice2 (0.5B, zh/en/ja/ko and dialects, 24 kHz)"),
 )
+RECOGNIZER_TITLE = QT_TRANSLATE_NOOP(
+    "ModelManager", "SenseVoice Small (Chinese, English, Japanese, Korean, Cantonese)"
+)
 
 
 class _Worker(QObject):
@@ -164,7 +167,7 @@ class ModelManager(QDialog):
             self.tr(
                 "Fills in a voice's transcript from its recording (for the closest likeness) and "
                 "checks what VoxDesk speaks. {0}, about {1} MB; it runs on this computer."
-            ).format(asr_catalog.SENSEVOICE_SMALL.title, asr_catalog.SENSEVOICE_SMALL.size_mb)
+            ).format(self.tr(asr_catalog.SENSEVOICE_SMALL.title), asr_catalog.SENSEVOICE_SMALL.size_mb)
         )
         self.asr_intro.setWordWrap(True)
         self.asr_state = QLabel()
