@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from app.errors import VoxDeskError
+from app.models.common.hf_quiet import quiet_transformers
 from app.models.indextts.presets import EMOTIONS
 from app.models.indextts.weights import NO_QWEN
 
@@ -48,8 +49,11 @@ class QwenEmotion:
         if not (root / "config.json").is_file():
             raise VoxDeskError(MISSING.format(path=root))
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(root, local_files_only=True)
-            self.model = Qwen3ForCausalLM.from_pretrained(root, dtype=torch.float16, local_files_only=True)
+            with quiet_transformers():
+                self.tokenizer = AutoTokenizer.from_pretrained(root, local_files_only=True)
+                self.model = Qwen3ForCausalLM.from_pretrained(
+                    root, dtype=torch.float16, local_files_only=True
+                )
         except Exception as exc:  # noqa: BLE001 - a damaged download fails in many ways inside transformers
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise VoxDeskError(f"The QwenEmotion model in {root} does not load ({first}): download it "

@@ -22,12 +22,10 @@ call made, for a runner that keeps its generator state-equal.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import re
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +35,7 @@ import torch
 from app import atomic
 from app.atomic import atomic_path
 from app.errors import VoxDeskError
+from app.models.common.hf_quiet import quiet_transformers
 
 log = logging.getLogger(__name__)
 
@@ -111,23 +110,6 @@ def _read_config(folder: Path) -> dict[str, Any]:
     return config
 
 
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """transformers without its progress bar and its table of the later layers' unused weights
-    (what is wrong is reported here, in one line)."""
-    from transformers.utils import logging as hf_logging
-
-    level, bar = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(level)
-        if bar:
-            hf_logging.enable_progress_bar()
-
-
 def _load_stats(path: Path) -> tuple[torch.Tensor, torch.Tensor]:
     from app.models.indextts.weights import load_torch
 
@@ -150,7 +132,7 @@ def _load_model(folder: Path) -> tuple[Any, torch.nn.Module]:
     from transformers import SeamlessM4TFeatureExtractor, Wav2Vec2BertConfig, Wav2Vec2BertModel
 
     try:
-        with _quiet():
+        with quiet_transformers():
             extractor = SeamlessM4TFeatureExtractor.from_pretrained(str(folder), local_files_only=True)
             cfg = Wav2Vec2BertConfig.from_pretrained(str(folder), local_files_only=True)
             cfg.num_hidden_layers = LAYER
