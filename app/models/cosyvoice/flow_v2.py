@@ -117,15 +117,6 @@ class FlowV2(nn.Module):
         pb = b.gather(1, ib) if b.shape[1] else torch.zeros_like(ia)
         return torch.where(from_a, pa, pb) * (j < total.unsqueeze(1))
 
-    def frames(
-        self, token_len: torch.Tensor, prompt_token_len: torch.Tensor, finalize: torch.Tensor
-    ) -> torch.Tensor:
-        """Per row, the mel frames the solver runs over: 2 per prompt and new token, less the 3
-        look-ahead tokens of a row that does not finalize. The rows of :meth:`inference`'s output
-        hold the frames after the prompt's: ``frames(...) - prompt_feat_len``."""
-        kept = prompt_token_len + token_len - self.pre_lookahead_len * (~finalize).long()
-        return kept * self.token_mel_ratio
-
     @torch.inference_mode()
     def inference(
         self,
@@ -140,8 +131,9 @@ class FlowV2(nn.Module):
         finalize: bool | Sequence[bool],
     ) -> torch.Tensor:
         """The mel [B, 80, T] after each row's prompt frames, left-aligned, zeros past a row's
-        ``frames(...) - prompt_feat_len`` (``2 * token_len``, less 6 if the row does not finalize,
-        when the prompt mel has two frames per prompt token as the frontend trims it). Tokens
+        ``2 * (prompt_token_len + token_len - 3 · not finalize) - prompt_feat_len`` frames
+        (``2 * token_len``, less 6 if the row does not finalize, when the prompt mel has two frames
+        per prompt token as the frontend trims it). Tokens
         [B, N] / prompt tokens [B, S] long, prompt mel [B, Tp, 80], embedding [B, 192]; each
         ``*_len`` [B] gives a row's unpadded length (a non-final row's includes its 3 look-ahead
         tokens). ``finalize`` may differ per row; ``streaming`` (chunk masks) holds for the batch."""
