@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 import torch
 
-from app.engine.attention import PagedKVCache
+from app.engine.attention import PagedKVCache, batch_context
 from app.errors import VoxDeskError
 from app.models.cosyvoice.checkpoint import write_checkpoint
 from app.models.cosyvoice.config import load_config
-from app.models.cosyvoice.lm import CosyLM, batch_context, qwen_config
+from app.models.cosyvoice.lm import CosyLM, qwen_config
 from app.models.cosyvoice.lm_loop import LMRequest, generate
 from app.models.cosyvoice.sampling import SamplingParams, length_bounds, sample_batch, sample_row
 from app.models.voxcpm.minicpm import pack_projections

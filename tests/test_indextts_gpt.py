@@ -16,9 +16,8 @@ import pytest
 import torch
 from tiny_indextts import tiny_ix  # noqa: F401
 
-from app.engine.attention import PagedKVCache
+from app.engine.attention import PagedKVCache, batch_context
 from app.errors import VoxDeskError
-from app.models.cosyvoice.lm import batch_context
 from app.models.indextts.beam import BeamParams, BeamState
 from app.models.indextts.checkpoint import official_shapes
 from app.models.indextts.config import load_config

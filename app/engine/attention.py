@@ -19,6 +19,7 @@ Three interchangeable implementations give the same output:
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -251,3 +252,34 @@ def paged_decode_triton(
             mid, out, out.stride(0), out.stride(1), G=group, GP=gp, D=dim, SPLITS=splits
         )  # fmt: skip
     return out[:, None]
+
+
+def batch_context(
+    tables: Sequence[Sequence[int]],
+    starts: Sequence[int],
+    counts: Sequence[int],
+    width: int,
+    block_size: int,
+    scratch_block: int,
+    device: torch.device | str = "cpu",
+) -> tuple[AttnContext, torch.Tensor]:
+    """The :class:`AttnContext` and positions ``[B, width]`` for row ``b`` adding ``counts[b]``
+    positions from ``starts[b]`` to the sequence paged by block table ``tables[b]``; rows are
+    right-padded to ``width`` (pads write to the scratch block and read position 0)."""
+    b = len(tables)
+    nb = max(1, *(len(t) for t in tables))
+    block_tables = torch.full((b, nb), scratch_block, dtype=torch.long)
+    slots = torch.full((b, width), scratch_block * block_size, dtype=torch.long)
+    positions = torch.zeros(b, width, dtype=torch.long)
+    for row, (table, start, count) in enumerate(zip(tables, starts, counts, strict=True)):
+        if len(table) * block_size < start + count:
+            raise ValueError(f"row {row}: {len(table)} blocks hold fewer than {start + count} positions")
+        t = torch.tensor(table, dtype=torch.long)
+        block_tables[row, : len(table)] = t
+        pos = torch.arange(start, start + count)
+        slots[row, :count] = t[pos // block_size] * block_size + pos % block_size
+        positions[row, :count] = pos
+    q_start = torch.tensor(list(starts), dtype=torch.long)
+    lens = torch.tensor([s + c for s, c in zip(starts, counts, strict=True)], dtype=torch.int32)
+    ctx = AttnContext(slots.view(-1).to(device), block_tables.to(device), q_start.to(device), lens.to(device))
+    return ctx, positions.to(device)

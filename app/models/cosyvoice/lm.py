@@ -18,14 +18,14 @@ task_id 6563, fill 6564) and its head has no bias. Every extra id stops a run.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
-from app.engine.attention import AttnContext, PagedKVCache
+from app.engine.attention import PagedKVCache
 from app.engine.family import KVSpec
 from app.errors import VoxDeskError
 from app.models.cosyvoice.config import CosyVoiceConfig, Tag
@@ -171,34 +171,3 @@ class CosyLM(nn.Module):
     def logp(self, hidden: torch.Tensor) -> torch.Tensor:
         """``[B, H]`` -> log-probabilities of the speech ids ``[B, V]`` (fp32)."""
         return self.llm_decoder(hidden).float().log_softmax(dim=-1)
-
-
-def batch_context(
-    tables: Sequence[Sequence[int]],
-    starts: Sequence[int],
-    counts: Sequence[int],
-    width: int,
-    block_size: int,
-    scratch_block: int,
-    device: torch.device | str = "cpu",
-) -> tuple[AttnContext, torch.Tensor]:
-    """The :class:`AttnContext` and positions ``[B, width]`` for row ``b`` adding ``counts[b]``
-    positions from ``starts[b]`` to the sequence paged by block table ``tables[b]``; rows are
-    right-padded to ``width`` (pads write to the scratch block and read position 0)."""
-    b = len(tables)
-    nb = max(1, *(len(t) for t in tables))
-    block_tables = torch.full((b, nb), scratch_block, dtype=torch.long)
-    slots = torch.full((b, width), scratch_block * block_size, dtype=torch.long)
-    positions = torch.zeros(b, width, dtype=torch.long)
-    for row, (table, start, count) in enumerate(zip(tables, starts, counts, strict=True)):
-        if len(table) * block_size < start + count:
-            raise ValueError(f"row {row}: {len(table)} blocks hold fewer than {start + count} positions")
-        t = torch.tensor(table, dtype=torch.long)
-        block_tables[row, : len(table)] = t
-        pos = torch.arange(start, start + count)
-        slots[row, :count] = t[pos // block_size] * block_size + pos % block_size
-        positions[row, :count] = pos
-    q_start = torch.tensor(list(starts), dtype=torch.long)
-    lens = torch.tensor([s + c for s, c in zip(starts, counts, strict=True)], dtype=torch.int32)
-    ctx = AttnContext(slots.view(-1).to(device), block_tables.to(device), q_start.to(device), lens.to(device))
-    return ctx, positions.to(device)

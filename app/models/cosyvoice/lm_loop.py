@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
-from app.engine.attention import PagedKVCache
-from app.models.cosyvoice.lm import CosyLM, batch_context
+from app.engine.attention import PagedKVCache, batch_context
+from app.models.cosyvoice.lm import CosyLM
 from app.models.cosyvoice.sampling import SamplingParams, length_bounds, sample_batch
 
 

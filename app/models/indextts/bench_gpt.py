@@ -21,8 +21,7 @@ from pathlib import Path
 
 import torch
 
-from app.engine.attention import PagedKVCache, pick_backend
-from app.models.cosyvoice.lm import batch_context
+from app.engine.attention import PagedKVCache, batch_context, pick_backend
 from app.models.indextts.beam import BeamParams, BeamState
 from app.models.indextts.gpt import UnifiedGPT, mel_position
 from app.models.indextts.presets import PRESETS

@@ -18,12 +18,11 @@ from typing import Any
 
 import torch
 
-from app.engine.attention import AttnContext, PagedKVCache
+from app.engine.attention import AttnContext, PagedKVCache, batch_context
 from app.engine.config import EngineConfig
 from app.engine.cuda_graphs import CudaGraphs
 from app.engine.family import KVSpec
 from app.engine.sequence import Sequence
-from app.models.cosyvoice.lm import batch_context
 from app.models.indextts.beam import BeamParams
 from app.models.indextts.gpt import UnifiedGPT, mel_position
 
