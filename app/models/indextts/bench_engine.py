@@ -30,6 +30,7 @@ from app.engine.engine import Engine
 from app.engine.events import AudioChunk, RequestFailed, RequestFinished
 from app.engine.request import SynthRequest
 from app.models.indextts.beam import BeamParams
+from app.models.indextts.bench_gpt import write_report
 from app.models.indextts.gpt import UnifiedGPT
 from app.models.indextts.pipeline import Conditioning, Parts
 from app.models.indextts.presets import PRESETS, SPK_DIM, yaml_text
@@ -117,14 +118,7 @@ def main() -> None:
                     row[key]["codes_drawn"] = sum(map(len, row[key].pop("codes")))
             results.append(row)
             print(json.dumps(row))
-    report = {"device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-              "preset": args.preset, "dtype": args.dtype, "attention": args.attention,
-              "torch": torch.__version__, "steps": args.steps, "threads": torch.get_num_threads(),
-              "results": results}  # fmt: skip
-    text = json.dumps(report, indent=1)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
+    write_report(args, device, results)
 
 
 if __name__ == "__main__":

@@ -109,6 +109,11 @@ def main() -> None:
     model = model.to(dtype).eval()
     with torch.inference_mode():
         results = [run(model, b, args, device) for b in args.batch]
+    write_report(args, device, results)
+
+
+def write_report(args: argparse.Namespace, device: torch.device, results: list[dict]) -> None:
+    """Print the run's JSON report (device, settings, one row per batch) and write it to ``--out``."""
     report = {"device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
               "preset": args.preset, "dtype": args.dtype, "attention": args.attention,
               "torch": torch.__version__, "steps": args.steps, "threads": torch.get_num_threads(),
