@@ -55,6 +55,7 @@ class ModelInfo:
     # the family's controls (FamilyInfo.controls): which fields the window shows; None for a
     # speech server's model (its own settings, as VoxCPM's)
     controls: frozenset[str] | None = None
+    label: str = ""  # the family's name for this model (FamilyInfo.label), e.g. "IndexTTS-2.5"
 
     @property
     def results_key(self) -> str:
@@ -190,6 +191,7 @@ class EngineHost(QObject):
                 limits=_limits(engine),
                 precision=engine.precision.name if engine.precision else "",
                 controls=engine.info.controls,
+                label=engine.info.label,
             )
         except Exception as exc:  # noqa: BLE001 - every failure becomes one message
             self.loadFailed.emit(report(exc, "loading the model"))

@@ -8,22 +8,18 @@ from pathlib import Path
 from app.models.download import KNOWN_MODELS
 from ui.engine_host import ModelInfo
 
-FAMILY_NAMES = {
-    "voxcpm2": "VoxCPM2", "voxcpm": "VoxCPM", "cosyvoice3": "Fun-CosyVoice3", "cosyvoice2": "CosyVoice2"
-}
 
-
-def model_title(folder_name: str, architecture: str, sample_rate: int) -> str:
+def model_title(folder_name: str, architecture: str, sample_rate: int, label: str = "") -> str:
     """The model's real name, not its folder's: a catalog model's key when the folder is named
-    so, else the catalog model of this architecture and output rate, else the family's name
-    (a folder called "model" that holds VoxCPM2 is "VoxCPM2")."""
+    so, else the catalog model of this architecture and output rate, else the family's label
+    (``FamilyInfo.label``: a folder called "model" that holds VoxCPM2 is "VoxCPM2")."""
     for known in KNOWN_MODELS:
         if known.key.casefold() == folder_name.casefold():
             return known.key
     for known in KNOWN_MODELS:
         if known.architecture == architecture and known.output_rate == sample_rate:
             return known.key
-    return FAMILY_NAMES.get(architecture, folder_name)
+    return label or folder_name
 
 
 @dataclass
@@ -51,7 +47,7 @@ class ModelState:
             return self.folder.name if self.folder else ""
         if self.folder is None:
             return self.info.name
-        return model_title(self.info.name, self.info.architecture, self.info.sample_rate)
+        return model_title(self.info.name, self.info.architecture, self.info.sample_rate, self.info.label)
 
     @property
     def model_id(self) -> str:
