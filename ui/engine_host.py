@@ -103,32 +103,6 @@ def _needs_encoding(prompt: Any) -> bool:
     )
 
 
-def _limits(engine: Any) -> Any:
-    """What fits in the model's positions (the voice panel's guide)."""
-    from app.voices.fit import ModelLimits
-
-    if engine.info.name == "cosyvoice":  # 25 speech tokens a second, from 16 kHz audio, <= 30 s
-        from app.models.cosyvoice.voice import MAX_SECONDS
-
-        encode = engine.runner.tokenizer.encode
-        return ModelLimits(
-            max_positions=int(engine.max_model_len),
-            encoder_rate=16000,
-            encoder_samples_per_patch=640,
-            output_patches_per_second=25.0,
-            count_tokens=lambda text: len(encode(text)) if text else 0,
-            max_voice_seconds=MAX_SECONDS,
-        )
-    m, tokenizer = engine.runner.model, engine.runner.tokenizer
-    return ModelLimits(
-        max_positions=int(engine.max_model_len),
-        encoder_rate=int(engine.info.voice_rate),
-        encoder_samples_per_patch=int(m.patch_size * m.audio_vae.chunk_size),
-        output_patches_per_second=float(engine.info.sample_rate) / m.samples_per_patch,
-        count_tokens=lambda text: len(tokenizer(text)) if text else 0,
-    )
-
-
 class EngineHost(QObject):
     """Lives on the engine thread. Only touched through queued signals."""
 
@@ -188,7 +162,7 @@ class EngineHost(QObject):
                 sample_rate=int(engine.info.sample_rate),
                 encoder_rate=int(engine.info.voice_rate),
                 device=describe_device(str(engine.device), engine.precision),
-                limits=_limits(engine),
+                limits=engine.runner.limits(int(engine.max_model_len)),
                 precision=engine.precision.name if engine.precision else "",
                 controls=engine.info.controls,
                 label=engine.info.label,

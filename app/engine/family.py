@@ -187,6 +187,12 @@ class FamilyRunner(ABC):
         beside the voice so the work is not repeated. Default: nothing to do."""
         return voice, {}
 
+    def limits(self, max_positions: int) -> Any:
+        """What fits in ``max_positions`` (the engine's limit) for this family, as an
+        :class:`app.voices.fit.ModelLimits` (the voice panel's guide and the window's checks before
+        speaking), or None when the family gives none (the window then checks nothing ahead)."""
+        return None
+
     def samples_to_seconds(self, samples: int) -> float:
         return samples / self.info.sample_rate
 

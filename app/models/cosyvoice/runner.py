@@ -58,6 +58,7 @@ from app.models.cosyvoice.text import prepare as prepare_text
 from app.models.cosyvoice.tokenizer import CosyTokenizer
 from app.models.cosyvoice.voice import NO_VOICE, Features, VoiceFeatureCache, with_features
 from app.models.cosyvoice.weights import check_folder, load_pt
+from app.voices.fit import ModelLimits
 
 log = logging.getLogger(__name__)
 LABELS = {"cosyvoice2": "CosyVoice2", "cosyvoice3": "Fun-CosyVoice3"}
@@ -122,6 +123,19 @@ class CosyVoiceRunner(LMStep, FamilyRunner):
         self.kv: PagedKVCache | None = None
 
     # ---- requests -------------------------------------------------------------------------
+    def limits(self, max_positions: int) -> ModelLimits:
+        """25 speech tokens a second, from 16 kHz audio, at most MAX_SECONDS of voice."""
+        from app.models.cosyvoice.voice import MAX_SECONDS
+        encode = self.tokenizer.encode
+        return ModelLimits(
+            max_positions=max_positions,
+            encoder_rate=16000,
+            encoder_samples_per_patch=640,
+            output_patches_per_second=25.0,
+            count_tokens=lambda text: len(encode(text)) if text else 0,
+            max_voice_seconds=MAX_SECONDS,
+        )
+
     def resolve_voice(self, voice: VoicePrompt | None) -> tuple[VoicePrompt | None, dict[str, np.ndarray]]:
         """The voice with its features as cache entries ("cv_speech_tokens", "cv_embedding",
         "cv_prompt_feat"; cached per engine by content), and those entries for the library."""

@@ -33,6 +33,7 @@ from app.models.voxcpm.quantize import quantize_int8
 from app.models.voxcpm.tokenizer import TextTokenizer
 from app.models.voxcpm.voice_cache import VoiceCache
 from app.models.voxcpm.weights import load_model
+from app.voices.fit import ModelLimits
 
 log = logging.getLogger(__name__)
 INVALID = "The model produced invalid audio: try another seed or guidance value."
@@ -116,6 +117,16 @@ class VoxCPMRunner(BatchStep, FamilyRunner):
         ctx = pre.context.to(m.dtype).float()
         seq.context = ctx.reshape(-1, m.feat_dim).T.contiguous()
         return seq
+
+    def limits(self, max_positions: int) -> ModelLimits:
+        m, tokenizer = self.model, self.tokenizer
+        return ModelLimits(
+            max_positions=max_positions,
+            encoder_rate=int(self.info.voice_rate),
+            encoder_samples_per_patch=int(m.patch_size * m.audio_vae.chunk_size),
+            output_patches_per_second=float(self.info.sample_rate) / m.samples_per_patch,
+            count_tokens=lambda text: len(tokenizer(text)) if text else 0,
+        )
 
     def resolve_voice(self, voice: VoicePrompt | None) -> tuple[VoicePrompt | None, dict[str, np.ndarray]]:
         """``voice`` with its audio replaced by (cached) latents, and the latents newly encoded
