@@ -169,21 +169,24 @@ if want cosyvoice; then  # issue 18 §6: CosyVoice3 real shapes, the official tt
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/offsite .whl_official/*.whl
     mkdir -p /tmp/matcha && tar xzf .whl_official/matcha-tts-0.0.5.1.tar.gz -C /tmp/matcha
     export CVPATH=$PYTHONPATH:/tmp/offsite:/tmp/matcha/matcha-tts-0.0.5.1
-    cv() { PYTHONPATH=$CVPATH python3 -m app.models.cosyvoice.bench "$@" 2>&1 | grep -v -E "it/s|Warning|warn\(|autocast"; }
+    cv() { PYTHONPATH=$CVPATH python3 -m app.models.cosyvoice.bench "$@" 2>&1 | grep --line-buffered -v -E "it/s|Warning|warn\(|autocast"; }
     export -f cv
     t=$(date +%s); PYTHONPATH=$CVPATH python3 -c "from app.models.cosyvoice.bench import write_folder as w; from pathlib import Path; w(Path('/tmp/cv05'), 'cosyvoice3-0.5b')"
     echo "write cosyvoice3-0.5b: $(( $(date +%s) - t )) s"
     (  # CPU, two host cores: the official loop and VoxDesk's LM, real shapes, 40 tokens a request
         echo "== cosyvoice cpu: cosyvoice3-0.5b, 2 threads, 1 request"
-        taskset -c 14,15 timeout 400 bash -c 'cv "$@"' _ --folder /tmp/cv05 --device cpu \
-            --threads 2 --concurrency 1 --text-tokens 2 --official official_cosyvoice --sides official,lm \
+        taskset -c 14,15 timeout 450 bash -c 'cv "$@"' _ --folder /tmp/cv05 --device cpu \
+            --threads 2 --concurrency 1 --text-tokens 2 --official official_cosyvoice --sides official,lm,engine \
             --json "$RES/cosyvoice_cpu.json"
     ) > "$OUT/cosyvoice_cpu.log" 2>&1 &
     CVCPU_PID=$!
     taskset -cp 0-11 $$ > /dev/null
-    echo "== cosyvoice gpu: cosyvoice3-0.5b, official tts() at 1/16 (threads), VoxDesk at 1/16/64, 200 tokens"
-    timeout 420 bash -c 'cv "$@"' _ --folder /tmp/cv05 --device cuda --concurrency 1,16,64 \
-        --official-concurrency 1,16 --text-tokens 10 --official official_cosyvoice --json "$RES/cosyvoice_gpu.json"
+    echo "== cosyvoice gpu: cosyvoice3-0.5b, official tts() at 1 (it serves one at a time), VoxDesk at 1/16/64"
+    timeout 300 bash -c 'cv "$@"' _ --folder /tmp/cv05 --device cuda --concurrency 1,16,64 \
+        --official-concurrency 1 --text-tokens 5 --official official_cosyvoice --json "$RES/cosyvoice_gpu.json"
+    echo "== cosyvoice graphs: the graphed LM step against the eager one, real shapes"
+    PYTHONPATH=$CVPATH timeout 100 python3 tools/cosyvoice_graphs_check.py --model /tmp/cv05 --device cuda \
+        --concurrency 1,16,64 --json "$RES/cv_graphs.json" 2>&1 | grep --line-buffered -v -E "Warning|warn\("
     echo "waiting for the cosyvoice cpu section"; wait $CVCPU_PID; cat "$OUT/cosyvoice_cpu.log"
 fi
 [ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }

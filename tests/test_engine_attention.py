@@ -1,5 +1,6 @@
 """The paged SDPA path against plain causal attention over dense K/V (CPU)."""
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -89,3 +90,16 @@ def test_prefill_over_cached_prefix():
 def test_backend_choice_on_cpu():
     assert available_backends(torch.device("cpu")) == ["sdpa"]
     assert pick_backend(torch.device("cpu")) == "sdpa"
+
+
+def test_small_heads_take_sdpa_instead_of_the_triton_kernels(monkeypatch) -> None:
+    """tl.dot needs an inner dimension of 16: a tiny model on a GPU (self-test, CosyVoice3-tiny's
+    8-value heads) must not reach the Triton paged kernels, which fail to compile for it."""
+    from app.engine import attention
+
+    monkeypatch.setattr(attention, "available_backends", lambda _device: ["sdpa", "triton"])
+    cuda = torch.device("cuda")
+    assert pick_backend(cuda, "auto", (64, 64)) == "triton"
+    assert pick_backend(cuda, "auto", (64, 8)) == "sdpa"
+    with pytest.raises(ValueError, match="at least 16"):
+        pick_backend(cuda, "triton", (8,))

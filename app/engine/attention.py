@@ -66,8 +66,20 @@ def available_backends(device: torch.device) -> list[str]:
     return names
 
 
-def pick_backend(device: torch.device, wanted: str = "auto") -> str:
+# The Triton paged kernels multiply [heads, head_dim] tiles with tl.dot, which needs an inner
+# dimension of at least 16: smaller heads (the tiny test and self-test models) take SDPA.
+TRITON_MIN_HEAD_DIM = 16
+
+
+def pick_backend(device: torch.device, wanted: str = "auto", head_dims: tuple[int, ...] = ()) -> str:
+    """The attention backend for ``device``: ``wanted``, or with "auto" the fastest available
+    that takes every head size in ``head_dims``."""
     names = available_backends(device)
+    if any(d < TRITON_MIN_HEAD_DIM for d in head_dims) and "triton" in names:
+        if wanted == "triton":
+            raise ValueError(f"the triton attention backend needs heads of at least {TRITON_MIN_HEAD_DIM} "
+                             f"values (this model has {min(head_dims)})")  # fmt: skip
+        names.remove("triton")
     if wanted == "auto":
         return "flash" if "flash" in names else names[-1]
     if wanted not in names:

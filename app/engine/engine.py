@@ -73,7 +73,9 @@ class Engine:
         self.max_model_len = min(config.max_model_len, self.runner.max_model_len)
         say(0.6, "Reserving memory")
         num_blocks = self._plan_blocks()
-        self.runner.bind_kv(num_blocks, config.block_size, pick_backend(self.device, config.attention))
+        head_dims = tuple(spec.head_dim for spec in self.runner.kv_specs())
+        backend = pick_backend(self.device, config.attention, head_dims)
+        self.runner.bind_kv(num_blocks, config.block_size, backend)
         self.scheduler = Scheduler(
             BlockManager(num_blocks, config.block_size), config.max_num_seqs, config.max_num_batched_tokens
         )
