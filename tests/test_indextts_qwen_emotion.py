@@ -78,7 +78,7 @@ def test_a_malformed_score_reads_as_zero(qwen: QwenEmotion) -> None:
 
 
 def test_missing_folder_says_what_to_do(tmp_path: Path) -> None:
-    with pytest.raises(VoxDeskError, match="Emotion from text needs the QwenEmotion model: install it"):
+    with pytest.raises(VoxDeskError, match=r"QwenEmotion model: add it in Models \(select IndexTTS-2.5"):
         QwenEmotion(tmp_path / "qwen0.6bemo4-merge")
 
 

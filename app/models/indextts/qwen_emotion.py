@@ -36,7 +36,10 @@ LABEL_KEYS = ("emotion", "emotion_label", "label", "情感", "情绪")
 MAX_SCORE = 1.2
 _PAIR = re.compile(r'([^\s":.,]+?)"?\s*:\s*([\d.]+)')
 _TO_CN = dict(zip(EMOTIONS, CN_KEYS, strict=True))
-MISSING = NO_QWEN[0].upper() + NO_QWEN[1:] + ": install it from the Models page ({path} is missing)."
+MISSING = NO_QWEN[0].upper() + NO_QWEN[1:] + (
+    ": add it in Models (select IndexTTS-2.5, then Add QwenEmotion) or run voxdesk models download "
+    "IndexTTS-2.5-QwenEmotion ({path} is missing)."
+)
 
 
 class QwenEmotion:
