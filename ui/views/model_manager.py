@@ -3,9 +3,8 @@ with progress, resume and cancel, or point at a folder that already holds one.
 
 Nothing here touches the network until the user presses Download (or Read licence). The download
 runs on a plain worker thread; its progress comes back through a queued signal. A licence that is
-not permissive is accepted first (:meth:`ModelManager._with_license`): one without texts of its own
-by a question, an agreement published as files (IndexTTS-2.5) in :class:`LicenseDialog`, from the
-files fetched (only they) or found in the chosen folder; Download stays disabled until then.
+not permissive is accepted first (ui/views/license_gate.py); for an agreement with texts of its own
+(IndexTTS-2.5) Download stays disabled until then.
 """
 
 from __future__ import annotations
@@ -41,9 +40,7 @@ from ui.dialogs import Dialogs
 from ui.errors import report
 from ui.settings import Settings
 from ui.views.license_dialog import LicenseDialog
-
-Action = Callable[[], None]
-Texts = list[licenses.LicenseText]
+from ui.views.license_gate import LicenseGate, Runner, Texts
 
 
 def _mb(n: int) -> str:
@@ -157,7 +154,6 @@ class ModelManager(QDialog):
         self.license.setOpenExternalLinks(True)
         self.license.setWordWrap(True)
         self.license_button = QPushButton(self.tr("Read licence…"))  # an agreement with its own text
-        self.license_dialog: LicenseDialog | None = None  # the one open now
         self.extra_state = QLabel()  # the selected model's optional part (IndexTTS: QwenEmotion)
         self.extra_state.setWordWrap(True)
         self.extra_button = QPushButton(icon(QStyle.StandardPixmap.SP_ArrowDown), "")
@@ -241,6 +237,7 @@ class ModelManager(QDialog):
             lambda _i: self.mirror.setEnabled(self.source.currentData() == "mirror")
         )
         self.models.currentRowChanged.connect(lambda _r: self._refresh())
+        self.gate = LicenseGate(self, dialogs, lambda: settings.language, self.status.setText, self._refresh)
         self.download_button.clicked.connect(self.start_download)
         self.license_button.clicked.connect(self.read_license)
         self.extra_button.clicked.connect(self.add_extra)
@@ -341,6 +338,11 @@ class ModelManager(QDialog):
         self.asr_download_button.setEnabled(not running and bool(asr_problems))
         self.asr_folder_button.setEnabled(not running)
 
+    @property
+    def license_dialog(self) -> LicenseDialog | None:
+        """The licence dialog open now, if any."""
+        return self.gate.dialog
+
     def _refresh_extra(self, model: dl.KnownModel, installed: bool, running: bool) -> None:
         """The optional part's row: shown for a model that has one, addable once the model is in."""
         extra = model.extras[0] if model.extras else None
@@ -377,8 +379,7 @@ class ModelManager(QDialog):
                 self._on_done,
             )
 
-        self._with_license(model.key, model.title, model.license, download, source,
-                           fetch=lambda: dl.license_texts(model, source))  # fmt: skip
+        self._after_license(model, source, download)
 
     def read_license(self) -> None:
         """Fetch the selected model's agreement (only its text files) and show it to accept."""
@@ -388,8 +389,7 @@ class ModelManager(QDialog):
             self.status.setText(report(exc))
             return
         model = self.selected_model()
-        self._with_license(model.key, model.title, model.license, None, source,
-                           fetch=lambda: dl.license_texts(model, source), always=True)  # fmt: skip
+        self._after_license(model, source, None, always=True)
 
     def add_extra(self) -> None:
         """Download the selected model's optional part into its installed folder."""
@@ -409,8 +409,7 @@ class ModelManager(QDialog):
                 self._on_extra_done,
             )
 
-        self._with_license(model.key, model.title, model.license, download, source,
-                           fetch=lambda: dl.license_texts(model, source))  # fmt: skip
+        self._after_license(model, source, download)
 
     def start_recognizer_download(self) -> None:
         """Download the speech recognizer into the models folder (the user pressed the button)."""
@@ -420,7 +419,7 @@ class ModelManager(QDialog):
             self.status.setText(report(exc))
             return
         model = asr_catalog.SENSEVOICE_SMALL
-        self._with_license(
+        self.gate.check(
             model.key,
             model.title,
             model.license,
@@ -435,66 +434,26 @@ class ModelManager(QDialog):
             ),
         )
 
-    def _with_license(self, key: str, title: str, terms: licenses.License, then: Action | None,
-                      source: dl.Source | None = None, fetch: Callable[[], Texts] | None = None,
-                      texts: Texts | None = None, always: bool = False) -> None:  # fmt: skip
-        """Run ``then`` once ``terms`` are accepted for ``key``, recorded where ``voxdesk models
-        download`` records them (app/models/licenses.py). A licence without texts of its own is
-        asked about once; an agreement's texts (``texts``, or ``fetch``ed on a worker thread from
-        ``source``) are shown in full in :class:`LicenseDialog` when they were not accepted as they
-        are now (``always``: in any case). Declining runs nothing and keeps nothing."""
-        if terms.permissive or (licenses.accepted(key, terms) and not terms.texts):
-            if then is not None:
-                then()
-            return
-        if not terms.texts or (fetch is None and not texts):
-            question = self.tr("{0} comes under the {1} ({2}), which is not a permissive licence. "
-                               "Do you accept it?").format(title, terms.name, terms.url)  # fmt: skip
-            if not self.dialogs.confirm(self, question):
-                self.status.setText(self.tr("Licence not accepted: nothing was downloaded."))
-                return
-            licenses.record_acceptance(key, terms)
-            if then is not None:
-                then()
-            return
-        if texts is None:
-            assert fetch is not None and source is not None
-            worker = _Worker(lambda _progress, _cancel: fetch())
-            worker.done.connect(lambda got: self._on_license_texts(key, title, terms, got, then, always))
-            self._start(worker, source, lambda _result: None)
+    def _after_license(self, model: dl.KnownModel, source: dl.Source, then: Callable[[], None] | None,
+                       always: bool = False) -> None:  # fmt: skip
+        """Run ``then`` once ``model``'s licence is accepted as ``source`` serves its texts now."""
+        self.gate.check(model.key, model.key, model.license, then, always=always,
+                        fetch=lambda: dl.license_texts(model, source), run=self._fetch_license(source))
+
+    def _fetch_license(self, source: dl.Source) -> Runner:
+        """The gate's runner: read a licence's texts on the worker thread, then go on with them."""
+
+        def run(job: Callable[[], Texts], then: Callable[[Texts], None]) -> None:
+            def done(texts: Texts) -> None:
+                self._worker = None
+                self.status.clear()
+                self._refresh()
+                then(texts)
+
+            self._start(_Worker(lambda _progress, _cancel: job()), source, done)
             self.status.setText(self.tr("Reading the licence from {0}…").format(source.title))
-            return
-        self._on_license_texts(key, title, terms, texts, then, always, fetched=False)
 
-    def _on_license_texts(self, key: str, title: str, terms: licenses.License, texts: Texts,
-                          then: Action | None, always: bool, fetched: bool = True) -> None:  # fmt: skip
-        if fetched:
-            self._worker = None
-            self.status.clear()
-            self._refresh()
-        if licenses.accepted(key, terms, texts) and not always:
-            if then is not None:
-                then()
-            return
-        shown = licenses.for_language(texts, self.settings.language)
-        before = licenses.accepted_on(key, terms) if licenses.accepted(key, terms) else None
-        changed = before if before is not None and not licenses.accepted(key, terms, texts) else None
-        dialog = LicenseDialog(self.tr(title), terms, shown, changed, self)
-        self.license_dialog = dialog
-
-        def answered(result: int) -> None:
-            self.license_dialog = None
-            if result != QDialog.DialogCode.Accepted:
-                self.status.setText(self.tr("Licence not accepted: nothing was downloaded."))
-                return
-            licenses.record_acceptance(key, terms, texts, shown)
-            self.status.setText(self.tr("Licence accepted."))
-            self._refresh()
-            if then is not None:
-                then()
-
-        dialog.finished.connect(answered)
-        dialog.open()
+        return run
 
     def _start(self, worker: _Worker, source: dl.Source, on_done: Callable[[str], None]) -> None:
         worker.progress.connect(self._on_progress)
@@ -599,8 +558,8 @@ class ModelManager(QDialog):
             self._chosen = folder
             self.accept()
 
-        self._with_license(model.key, model.title, model.license, use,
-                           texts=licenses.read_texts(folder, model.license))  # fmt: skip
+        self.gate.check(model.key, model.key, model.license, use,
+                               texts=licenses.read_texts(folder, model.license))  # fmt: skip
 
     def reject(self) -> None:
         self.cancel_download()
