@@ -170,10 +170,8 @@ def test_the_chinese_window_shows_the_chinese_text(qtbot, home, index_hub):  # n
     assert not licenses.accepted("IndexTTS-2.5", licenses.BILIBILI_MODEL)
 
 
-def test_a_local_folder_with_the_agreement_asks_first(qtbot, home, index_hub, tmp_path):  # noqa: F811
-    from ui.views.model_manager import ModelManager
-
-    folder = tmp_path / "my-indextts"
+def _local_indextts(folder):
+    """An IndexTTS-2.5 folder in the official layout from the hub's files (stand-in weights)."""
     for repo, files in index_repos().items():
         for path, data in files.items():
             target = path if repo == "IndexTeam/IndexTTS-2.5" else next(
@@ -183,6 +181,13 @@ def test_a_local_folder_with_the_agreement_asks_first(qtbot, home, index_hub, tm
                 (folder / target).parent.mkdir(parents=True, exist_ok=True)
                 (folder / target).write_bytes(data)
     assert dl.validate_model_dir(folder) == []
+    return folder
+
+
+def test_a_local_folder_with_the_agreement_asks_first(qtbot, home, index_hub, tmp_path):  # noqa: F811
+    from ui.views.model_manager import ModelManager
+
+    folder = _local_indextts(tmp_path / "my-indextts")
     dialogs = ScriptedDialogs()
     dialogs.folders = [folder, folder]
     manager = ModelManager(Settings(), dialogs)
@@ -219,3 +224,25 @@ def test_every_licence_summary_is_translated(qtbot, home):  # noqa: F811
             assert QCoreApplication.translate("ModelManager", text) != text
     finally:
         remove_translators(QApplication.instance(), translators)
+
+
+def test_a_local_folder_without_the_agreement_asks_the_question_once(qtbot, home, tmp_path):  # noqa: F811
+    from ui.views.model_manager import ModelManager
+
+    folder = _local_indextts(tmp_path / "bare")
+    for name in ("LICENSE", "LICENSE_ZH.txt"):
+        (folder / name).unlink()
+    dialogs = ScriptedDialogs()
+    dialogs.folders = [folder, folder]
+    dialogs.answers = [False, True]
+    for _ in range(2):
+        manager = ModelManager(Settings(), dialogs)
+        qtbot.addWidget(manager)
+        manager.choose_folder()
+    assert len(dialogs.questions) == 2 and "bilibili Model Use License Agreement" in dialogs.questions[0]
+    assert manager.chosen_folder() == folder and licenses.accepted("IndexTTS-2.5", licenses.BILIBILI_MODEL)
+    dialogs.folders = [folder]
+    manager = ModelManager(Settings(), dialogs)
+    qtbot.addWidget(manager)
+    manager.choose_folder()
+    assert manager.chosen_folder() == folder and len(dialogs.questions) == 2  # accepted once is accepted

@@ -42,11 +42,15 @@ class LicenseGate:
         """Run ``then`` once ``terms`` are accepted for the model ``key``: ``texts`` are the
         agreement's files as read now, or ``fetch`` reads them (``run`` runs it on the manager's
         worker); ``always`` shows them even when accepted as they are."""
-        if terms.permissive or (licenses.accepted(key, terms) and not terms.texts):
+        if terms.permissive:
             if then is not None:
                 then()
             return
-        if not terms.texts or (fetch is None and not texts):
+        if not terms.texts or (fetch is None and not texts):  # nothing to show: the question, once
+            if licenses.accepted(key, terms):
+                if then is not None:
+                    then()
+                return
             question = _tr("{0} comes under the {1} ({2}), which is not a permissive licence. "
                            "Do you accept it?").format(title, terms.name, terms.url)  # fmt: skip
             if not self.dialogs.confirm(self.parent, question):
