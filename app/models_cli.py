@@ -10,6 +10,7 @@ files; the same command resumes them.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -173,7 +174,7 @@ def _accept(entry: Entry, args: argparse.Namespace, source: dl.Source) -> None:
     texts = entry.texts(source) if terms.texts else []
     if accepted(entry.terms_key, terms, texts):
         return
-    shown = for_language(texts, "en") if texts else None
+    shown = for_language(texts, os.environ.get("LANG", "")) if texts else None  # zh_CN.UTF-8: the Chinese
     if shown is not None:
         again = " It changed since you accepted it." if accepted(entry.terms_key, terms) else ""
         print(f"\n{shown.text.strip()}\n\n{terms.summary}{again}\n", flush=True)

@@ -28,6 +28,7 @@ LICENSE_FILES = {f"{OWN}/LICENSE", f"{OWN}/LICENSE_ZH.txt"}
 def home(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("VOXDESK_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(sys, "stdin", open(os.devnull))  # noqa: SIM115  (not a terminal: no prompt)
+    monkeypatch.setenv("LANG", "C.UTF-8")
     return tmp_path / "home"
 
 
@@ -138,8 +139,11 @@ def test_a_changed_licence_is_asked_again(index_hub, home, tmp_path, capsys):  #
 def test_answering_no_keeps_nothing(index_hub, home, capsys, monkeypatch):  # noqa: F811
     monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
     monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
     assert main(["models", "download", "IndexTTS-2.5", "--mirror", index_hub.endpoint]) == 1
-    assert "Licence not accepted: nothing was downloaded." in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert LICENSE_ZH.decode().strip() in out and LICENSE_EN.decode().strip() not in out
+    assert "Licence not accepted: nothing was downloaded." in err
     from app.paths import models_dir
 
     assert not (models_dir() / licenses.RECORD).exists() and not (models_dir() / "IndexTTS-2.5").exists()
