@@ -74,7 +74,7 @@ def catalog() -> list[Entry]:
             return dl.download_model(m, source, dest, progress, cancel, extras=(e.key,), base=False)
 
         def problems(folder: Path) -> list[str]:
-            return [] if any((folder / e.folder).glob("*.safetensors")) else [f"{e.folder} is missing"]
+            return [] if e.installed_in(folder) else [f"{e.folder} is missing"]
 
         return Entry(e.key, f"{m.key}: {e.title}, optional", "extra", e.approx_mb, m.license,
                      models_dir() / m.key, fetch, problems, lambda source: dl.license_texts(m, source),

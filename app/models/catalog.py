@@ -7,6 +7,7 @@ Qt-free and network-free: app/models/download.py lists and fetches what an entry
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from app.models.licenses import APACHE_2, BILIBILI_MODEL, License
 
@@ -31,6 +32,10 @@ class Extra:
     title: str
     folder: str  # in the repository and in the model folder
     approx_mb: int
+
+    def installed_in(self, model_dir: Path) -> bool:
+        """Whether ``model_dir`` holds this part's weights."""
+        return any((model_dir / self.folder).glob("*.safetensors"))
 
 
 @dataclass(frozen=True)

@@ -350,7 +350,7 @@ class ModelManager(QDialog):
             widget.setVisible(extra is not None)
         if extra is None:
             return
-        present = any((self.folder_of(model) / extra.folder).glob("*.safetensors"))
+        present = extra.installed_in(self.folder_of(model))
         state = self.tr("installed") if present else self.tr("not installed, about {0}").format(
             _mb(extra.approx_mb * 10**6))
         self.extra_state.setText(f"{self.tr(extra.title)}: {state}")
