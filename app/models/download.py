@@ -1,7 +1,8 @@
-"""Model manager core: the known checkpoints, where to get them, resumable verified downloads.
+"""Model manager core: listing a model's files (the catalogue, app/models/catalog.py, says which),
+resumable verified downloads, a licence's texts read before them.
 
 Nothing here touches the network until the user starts a download (:func:`download_model`, or
-:func:`list_files` on its own). Only ``urllib`` is used. Sources:
+:func:`list_files` or :func:`license_texts` on their own). Only ``urllib`` is used. Sources:
 
 - Hugging Face (``https://huggingface.co``) or any mirror of its API (e.g. ``https://hf-mirror.com``):
   listing ``/api/models/<repo>/tree/<rev>?recursive=true``, files ``/<repo>/resolve/<rev>/<path>``.
