@@ -10,6 +10,7 @@ files; the same command resumes them.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -21,7 +22,7 @@ from typing import TextIO
 
 from app.errors import VoxDeskError
 from app.models import download as dl
-from app.models.licenses import License, accepted, record_acceptance
+from app.models.licenses import License, LicenseText, accepted, for_language, record_acceptance
 
 SOURCES = ("huggingface", "mirror", "modelscope")
 
@@ -32,12 +33,18 @@ class Entry:
 
     key: str
     title: str
-    kind: str  # "speech", "recognizer" or "speaker"
+    kind: str  # "speech", "recognizer", "speaker" or "extra" (an optional part of a speech model)
     size_mb: int
     license: License
     folder: Path
     fetch: Callable[..., Path]  # (source, dest, progress, cancel) -> folder
     problems: Callable[[Path], list[str]]  # what keeps a folder from being usable
+    texts: Callable[[dl.Source], list[LicenseText]] = lambda _source: []  # the agreement's files
+    license_key: str = ""  # whose acceptance counts (an extra's: its model's); "": this key
+
+    @property
+    def terms_key(self) -> str:
+        return self.license_key or self.key
 
     def state(self) -> str:
         if not self.folder.is_dir():
@@ -57,7 +64,21 @@ def catalog() -> list[Entry]:
             return dl.download_model(m, source, dest, progress, cancel)
 
         return Entry(m.key, m.title, "speech", m.approx_mb, m.license, models_dir() / m.key, fetch,
-                     dl.validate_model_dir)  # fmt: skip
+                     dl.validate_model_dir, lambda source: dl.license_texts(m, source))  # fmt: skip
+
+    def extra(m: dl.KnownModel, e: dl.Extra) -> Entry:
+        def fetch(source, dest, progress, cancel):
+            if dl.validate_model_dir(dest):
+                raise VoxDeskError(f"{e.key} goes into {m.key}'s folder: download {m.key} first "
+                                   f"(voxdesk models download {m.key}).")  # fmt: skip
+            return dl.download_model(m, source, dest, progress, cancel, extras=(e.key,), base=False)
+
+        def problems(folder: Path) -> list[str]:
+            return [] if e.installed_in(folder) else [f"{e.folder} is missing"]
+
+        return Entry(e.key, f"{m.key}: {e.title}, optional", "extra", e.approx_mb, m.license,
+                     models_dir() / m.key, fetch, problems, lambda source: dl.license_texts(m, source),
+                     license_key=m.key)  # fmt: skip
 
     def recognizer(r: asr.KnownRecognizer) -> Entry:
         def fetch(source, dest, progress, cancel):
@@ -73,7 +94,8 @@ def catalog() -> list[Entry]:
         return Entry(m.key, m.title, "speaker", m.size_mb, m.license, spk.default_folder(m), fetch,
                      spk.check_folder)  # fmt: skip
 
-    return [*map(speech, dl.KNOWN_MODELS), *map(recognizer, asr.KNOWN_RECOGNIZERS),
+    extras = [extra(m, e) for m in dl.KNOWN_MODELS for e in m.extras]
+    return [*map(speech, dl.KNOWN_MODELS), *extras, *map(recognizer, asr.KNOWN_RECOGNIZERS),
             *map(speaker, spk.KNOWN_SPEAKER_MODELS)]  # fmt: skip
 
 
@@ -101,12 +123,11 @@ def _source(args: argparse.Namespace) -> dl.Source:
 # ---- list -----------------------------------------------------------------------------------
 def cmd_list(args: argparse.Namespace) -> int:
     for e in catalog():
-        kind = {"recognizer": "speech recognition", "speaker": "speaker similarity (training)"}.get(
-            e.kind, "speech model"
-        )
-        print(f"{e.key:<21}{e.title}")
-        print(f"{'':<21}{kind}, about {e.size_mb:,} MB, licence {e.license.name}; {e.state()}")
-        print(f"{'':<21}{e.folder}")
+        kind = {"recognizer": "speech recognition", "speaker": "speaker similarity (training)",
+                "extra": "optional part, into the model's folder"}.get(e.kind, "speech model")  # fmt: skip
+        print(f"{e.key:<26}{e.title}")
+        print(f"{'':<26}{kind}, about {e.size_mb:,} MB, licence {e.license.name}; {e.state()}")
+        print(f"{'':<26}{e.folder}")
     return 0
 
 
@@ -145,12 +166,18 @@ class ProgressBar:
             self.stream.flush()
 
 
-def _accept(entry: Entry, args: argparse.Namespace) -> None:
-    """Show the licence; one that is not permissive must be accepted (and is recorded)."""
+def _accept(entry: Entry, args: argparse.Namespace, source: dl.Source) -> None:
+    """Show the licence; one that is not permissive must be accepted (and is recorded). An
+    agreement with its own files is fetched (nothing else is) and printed in full first."""
     terms = entry.license
     print(f"{entry.title}: licence {terms.name} ({terms.url})")
-    if accepted(entry.key, terms):
+    texts = entry.texts(source) if terms.texts else []
+    if accepted(entry.terms_key, terms, texts):
         return
+    shown = for_language(texts, os.environ.get("LANG", "")) if texts else None  # zh_CN.UTF-8: the Chinese
+    if shown is not None:
+        again = " It changed since you accepted it." if accepted(entry.terms_key, terms) else ""
+        print(f"\n{shown.text.strip()}\n\n{terms.summary}{again}\n", flush=True)
     if not args.accept_license:
         if not sys.stdin.isatty():
             raise VoxDeskError(
@@ -160,14 +187,14 @@ def _accept(entry: Entry, args: argparse.Namespace) -> None:
         answer = input("Do you accept this licence? [y/N] ").strip().casefold()
         if answer not in ("y", "yes"):
             raise VoxDeskError("Licence not accepted: nothing was downloaded.")
-    record_acceptance(entry.key, terms)
+    record_acceptance(entry.terms_key, terms, texts, shown)
 
 
 def cmd_download(args: argparse.Namespace) -> int:
     entry = find(args.name)
     source = _source(args)
     dest = Path(args.to) if args.to else entry.folder
-    _accept(entry, args)
+    _accept(entry, args, source)
     print(f"Downloading {entry.key} from {source.title} into {dest} (Ctrl+C stops; the same command "
           "resumes)", flush=True)  # fmt: skip
     cancel = threading.Event()
@@ -203,7 +230,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     listing.set_defaults(func=cmd_list)
     get = models.add_parser("download", help="download a model (resumable, checked against its checksums)")
     get.add_argument("name", help="VoxCPM2, VoxCPM1.5, VoxCPM-0.5B, Fun-CosyVoice3-0.5B, CosyVoice2-0.5B, "
-                     "SenseVoiceSmall or CAMPlusSpeaker (see models list)")
+                     "IndexTTS-2.5, IndexTTS-2.5-QwenEmotion (its optional emotion-from-a-sentence model, "
+                     "added to its folder), SenseVoiceSmall or CAMPlusSpeaker (see models list)")
     get.add_argument("--source", choices=SOURCES, default="huggingface",
                      help="where from (default huggingface; mirror: a Hugging Face mirror)")  # fmt: skip
     get.add_argument("--mirror", metavar="URL", help=f"the mirror's address (default {dl.HF_MIRROR_DEFAULT})")
@@ -211,6 +239,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     get.add_argument(
         "--accept-license",
         action="store_true",
-        help="accept the model's licence without asking (SenseVoice Small has one to accept)",
+        help="accept the model's licence without asking (SenseVoice Small and IndexTTS-2.5 have one to "
+        "accept; IndexTTS-2.5's is printed in full first)",
     )
     get.set_defaults(func=cmd_download)

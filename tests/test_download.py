@@ -161,6 +161,7 @@ def test_known_models_and_sources():
         "openbmb/VoxCPM-0.5B",
         "FunAudioLLM/Fun-CosyVoice3-0.5B-2512",
         "FunAudioLLM/CosyVoice2-0.5B",
+        "IndexTeam/IndexTTS-2.5",
     ]
     assert (
         dl.HUGGING_FACE.endpoint == "https://huggingface.co"

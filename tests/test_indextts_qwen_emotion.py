@@ -18,10 +18,10 @@ import pytest
 import torch
 from tiny_indextts import tiny_ix  # noqa: F401
 
+from app.engine.request import EMOTIONS
 from app.errors import VoxDeskError
 from app.models.indextts.config import load_config
 from app.models.indextts.emotion import EmotionEncoder, EmotionMatrices, scale_vector
-from app.models.indextts.presets import EMOTIONS
 from app.models.indextts.qwen_emotion import THINK_END, QwenEmotion, write_tiny_qwen
 from app.models.indextts.weights import load_torch
 
@@ -78,7 +78,7 @@ def test_a_malformed_score_reads_as_zero(qwen: QwenEmotion) -> None:
 
 
 def test_missing_folder_says_what_to_do(tmp_path: Path) -> None:
-    with pytest.raises(VoxDeskError, match="Emotion from text needs the QwenEmotion model: install it"):
+    with pytest.raises(VoxDeskError, match=r"QwenEmotion model: add it in Models \(select IndexTTS-2.5"):
         QwenEmotion(tmp_path / "qwen0.6bemo4-merge")
 
 

@@ -47,12 +47,14 @@ def _models(home: Path) -> Path:
 def test_models_list_names_size_licence_and_state(home, capsys):
     assert main(["models", "list"]) == 0
     out = capsys.readouterr().out
-    keys = ("VoxCPM2", "VoxCPM1.5", "VoxCPM-0.5B", "Fun-CosyVoice3-0.5B", "CosyVoice2-0.5B",
-            "SenseVoiceSmall", "CAMPlusSpeaker")  # fmt: skip
+    keys = ("VoxCPM2", "VoxCPM1.5", "VoxCPM-0.5B", "Fun-CosyVoice3-0.5B", "CosyVoice2-0.5B", "IndexTTS-2.5",
+            "IndexTTS-2.5-QwenEmotion", "SenseVoiceSmall", "CAMPlusSpeaker")  # fmt: skip
     for key in keys:
         assert f"\n{key} " in f"\n{out}"
     assert out.count("licence Apache-2.0") == 6 and "licence FunASR Model Open Source License" in out
-    assert out.count("not downloaded") == 7 and "speaker similarity (training)" in out
+    assert out.count("licence bilibili Model Use License Agreement") == 2
+    assert "optional part, into the model's folder, about 1,518 MB" in out
+    assert out.count("not downloaded") == 9 and "speaker similarity (training)" in out
     (_models(home) / "VoxCPM2").mkdir()
     (_models(home) / "VoxCPM2" / "model.safetensors.part").write_bytes(b"x")
     main(["models", "list"])

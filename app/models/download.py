@@ -1,7 +1,8 @@
-"""Model manager core: the known checkpoints, where to get them, resumable verified downloads.
+"""Model manager core: listing a model's files (the catalogue, app/models/catalog.py, says which),
+resumable verified downloads, a licence's texts read before them.
 
 Nothing here touches the network until the user starts a download (:func:`download_model`, or
-:func:`list_files` on its own). Only ``urllib`` is used. Sources:
+:func:`list_files` or :func:`license_texts` on their own). Only ``urllib`` is used. Sources:
 
 - Hugging Face (``https://huggingface.co``) or any mirror of its API (e.g. ``https://hf-mirror.com``):
   listing ``/api/models/<repo>/tree/<rev>?recursive=true``, files ``/<repo>/resolve/<rev>/<path>``.
@@ -16,6 +17,7 @@ before it is renamed into place, so a model folder never holds a truncated or da
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import http.client
 import json
@@ -30,94 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.errors import VoxDeskError
-from app.models.licenses import APACHE_2, License
+from app.models import licenses
+
+# the catalogue, read through here by the manager, the command line and the tests
+from app.models.catalog import COSYVOICE_FILES, KNOWN_MODELS, Extra, KnownModel, Part  # noqa: F401
 
 CHUNK = 1 << 20
 TIMEOUT = 30.0
 USER_AGENT = "VoxDesk/0.1 (model download)"
-
-
-@dataclass(frozen=True)
-class KnownModel:
-    key: str  # folder name under the models folder
-    title: str
-    hf_repo: str
-    ms_repo: str
-    architecture: str
-    output_rate: int
-    # What the model manager shows before a server has listed the files: the weights of the
-    # official architecture at their released dtypes (bf16 network, fp32 AudioVAE), in MB, from
-    # ``preset_config`` (tests/test_download.py checks it); the exact size replaces it once known.
-    approx_mb: int
-    license: License = APACHE_2  # the weights' licence (model card)
-    family: str = "voxcpm"  # app.engine.family's name for its folders
-    # the repository files VoxDesk downloads (paths in the repository); empty:
-    # everything :func:`select_files` keeps. CosyVoice repositories also carry TensorRT/ONNX
-    # copies of the flow, a second LM and the Qwen weights that llm.pt replaces: gigabytes unused.
-    files: tuple[str, ...] = ()
-
-
-def _cosyvoice_files(version: int) -> tuple[str, ...]:
-    """What inference reads from a CosyVoice folder (app/models/cosyvoice/weights.py checks it):
-    the yaml, the three networks, the two ONNX frontends and the text tokenizer's files."""
-    return (
-        f"cosyvoice{version}.yaml", "llm.pt", "flow.pt", "hift.pt", "campplus.onnx",
-        f"speech_tokenizer_v{version}.onnx", "config.json", "CosyVoice-BlankEN/config.json",
-        "CosyVoice-BlankEN/vocab.json", "CosyVoice-BlankEN/merges.txt",
-        "CosyVoice-BlankEN/tokenizer_config.json",
-    )  # fmt: skip
-
-
-COSYVOICE_FILES = {"cosyvoice2": _cosyvoice_files(2), "cosyvoice3": _cosyvoice_files(3)}
-
-KNOWN_MODELS = (
-    KnownModel(
-        "VoxCPM2",
-        "VoxCPM2 (2B, 30 languages, 48 kHz)",
-        "openbmb/VoxCPM2",
-        "OpenBMB/VoxCPM2",
-        "voxcpm2",
-        48000,
-        4957,
-    ),
-    KnownModel(
-        "VoxCPM1.5", "VoxCPM1.5 (44.1 kHz)", "openbmb/VoxCPM1.5", "OpenBMB/VoxCPM1.5", "voxcpm", 44100, 1949
-    ),
-    KnownModel(
-        "VoxCPM-0.5B",
-        "VoxCPM-0.5B (16 kHz)",
-        "openbmb/VoxCPM-0.5B",
-        "OpenBMB/VoxCPM-0.5B",
-        "voxcpm",
-        16000,
-        1606,
-    ),
-    # Sizes are estimates until a source lists the files: the official networks' parameter
-    # counts at fp32 (llm.pt, flow.pt, hift.pt) plus the ONNX and tokenizer files' sizes on the
-    # model pages, rounded. The exact total replaces them once listed.
-    KnownModel(
-        "Fun-CosyVoice3-0.5B",
-        "Fun-CosyVoice3 (0.5B, 9 languages, 18+ dialects, 24 kHz)",
-        "FunAudioLLM/Fun-CosyVoice3-0.5B-2512",
-        "FunAudioLLM/Fun-CosyVoice3-0.5B-2512",
-        "cosyvoice3",
-        24000,
-        4480,
-        family="cosyvoice",
-        files=COSYVOICE_FILES["cosyvoice3"],
-    ),
-    KnownModel(
-        "CosyVoice2-0.5B",
-        "CosyVoice2 (0.5B, zh/en/ja/ko and dialects, 24 kHz)",
-        "FunAudioLLM/CosyVoice2-0.5B",
-        "iic/CosyVoice2-0.5B",
-        "cosyvoice2",
-        24000,
-        3080,
-        family="cosyvoice",
-        files=COSYVOICE_FILES["cosyvoice2"],
-    ),
-)
 
 
 @dataclass(frozen=True)
@@ -408,23 +330,110 @@ def download(
     return dest
 
 
+class LicenseNotAccepted(VoxDeskError):
+    """The model's licence has not been accepted (or its text changed since): nothing was downloaded."""
+
+
+def _read_small(remote: RemoteFile, limit: int = 1 << 20) -> bytes:
+    """A small file (a licence text) read into memory and checked against the listing's checksum."""
+    with _open(remote.url) as response:
+        try:
+            data = response.read(limit + 1)
+        except (http.client.HTTPException, OSError) as err:
+            raise VoxDeskError(f"The connection broke while reading {remote.path} "
+                               f"({err.__class__.__name__}). Try again.") from None  # fmt: skip
+    if len(data) > limit or (remote.size is not None and len(data) != remote.size):
+        raise VoxDeskError(f"{remote.path} did not arrive as listed. Try again or another source.")
+    if remote.sha256:
+        ok = hashlib.sha256(data).hexdigest() == remote.sha256.lower()
+    elif remote.git_sha1:
+        ok = hashlib.sha1(f"blob {len(data)}\0".encode() + data).hexdigest() == remote.git_sha1.lower()
+    else:
+        ok = True
+    if not ok:
+        raise VoxDeskError(f"{remote.path} was damaged in transfer (checksum mismatch). Try again.")
+    return data
+
+
+def license_texts(
+    model: KnownModel, source: Source, listing: list[RemoteFile] | None = None
+) -> list[licenses.LicenseText]:
+    """The files of ``model``'s agreement (:attr:`License.texts`), read into memory, nothing written:
+    from the model's repository on ``source`` (``listing``: its files, when already listed), else,
+    when it lists none of them, from the licence's own address. Empty for other licences."""
+    terms = model.license
+    if not terms.texts:
+        return []
+    by_name = {f.path: f for f in (listing if listing is not None else list_files(model, source))}
+    remotes = [by_name[name] for name in terms.texts if name in by_name]
+    if not remotes and terms.text_base:
+        remotes = [RemoteFile(name, None, terms.text_base + name) for name in terms.texts]
+    if not remotes:
+        raise VoxDeskError(f"{source.title} has no licence text for {model.title}. Try another source.")
+    return [licenses.LicenseText.of(r.path, _read_small(r)) for r in remotes]
+
+
+def _top(path: str) -> str:
+    return path.split("/", 1)[0] if "/" in path else ""
+
+
+def _part_files(part: Part, source: Source) -> list[RemoteFile]:
+    """A part's files as listed by ``source``, each renamed to its place in the model folder."""
+    repo = part.ms_repo if source.kind == "modelscope" else part.hf_repo
+    listed = {f.path: f for f in list_files(repo, source)}
+    missing = [remote for remote, _ in part.files if remote not in listed]
+    if missing:
+        raise VoxDeskError(f"{source.title} does not list {missing[0]} of {part.title} ({repo}). "
+                           "Try another source.")  # fmt: skip
+    return [dataclasses.replace(listed[remote], path=local) for remote, local in part.files]
+
+
+def model_files(model: KnownModel, source: Source, listing: list[RemoteFile], extras: tuple[str, ...] = (),
+                base: bool = True) -> list[RemoteFile]:  # fmt: skip
+    """What a download of ``model`` fetches: from its own repository (``listing``) the files
+    :func:`select_files` keeps, less the optional folders not named in ``extras``, then the parts'
+    files (other repositories, listed now); ``base=False``: only the ``extras``' files."""
+    wanted = {model.extra(key).folder for key in extras}
+    skipped = {e.folder for e in model.extras} - wanted
+    own = [f for f in select_files(listing, model.files) if _top(f.path) not in skipped]
+    if not base:
+        return [f for f in own if _top(f.path) in wanted]
+    return own + [f for part in model.parts for f in _part_files(part, source)]
+
+
 def download_model(
     model: KnownModel,
     source: Source,
     dest: str | Path | None = None,
     progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
+    extras: tuple[str, ...] = (),
+    base: bool = True,
 ) -> Path:
-    """List, download and check one known model; returns its folder (default: the models folder)."""
+    """List, download and check one known model; returns its folder (default: the models folder).
+
+    ``extras`` names optional folders to include (:attr:`KnownModel.extras`); ``base=False`` fetches
+    only those, into an installed folder. A licence that is not permissive must have been accepted
+    (:mod:`app.models.licenses`; for an agreement with its own files, the files as served now):
+    else :class:`LicenseNotAccepted` before any file is written."""
     if dest is None:
         from app.paths import models_dir
 
         dest = models_dir() / model.key
-    files = select_files(list_files(model, source), model.files)
+    listing = list_files(model, source)
+    terms = model.license
+    texts = [] if terms.permissive else license_texts(model, source, listing)
+    if not licenses.accepted(model.key, terms, texts):
+        again = " (its text changed since you accepted it)" if licenses.accepted(model.key, terms) else ""
+        raise LicenseNotAccepted(
+            f"{model.title}'s licence ({terms.name}) is not accepted{again}: accept it in Models, or run "
+            f"voxdesk models download {model.key} --accept-license. Nothing was downloaded."
+        )
+    files = model_files(model, source, listing, extras, base)
     if not files:
         raise VoxDeskError(f"{source.title} lists no files for {model.title}. Try another source.")
     folder = download(files, dest, progress, cancel)
-    problems = validate_model_dir(folder)
+    problems = validate_model_dir(folder) if base else []
     if problems:
         raise VoxDeskError(f"The download finished but the model is incomplete: {problems[0]}")
     return folder

@@ -656,6 +656,44 @@
     </message>
 </context>
 <context>
+    <name>LicenseDialog</name>
+    <message>
+        <location filename="../views/license_dialog.py" line="46"/>
+        <source>Licence of {0}</source>
+        <translation>{0} 的许可协议</translation>
+    </message>
+    <message>
+        <location filename="../views/license_dialog.py" line="1"/>
+        <source>{0} comes under the {1}. Read it before VoxDesk downloads or uses the model; your answer is recorded.</source>
+        <translation>{0} 采用 {1}。请在 VoxDesk 下载或使用该模型之前阅读；您的选择会被记录。</translation>
+    </message>
+    <message>
+        <location filename="../views/license_dialog.py" line="57"/>
+        <source>Its text changed since you accepted it on {0}: read it again.</source>
+        <translation>自您于 {0} 接受以来，协议文本已更改：请重新阅读。</translation>
+    </message>
+    <message>
+        <location filename="../views/license_dialog.py" line="1"/>
+        <source>The full text of {0} as the model's publisher ships it (SHA-256 {1}…).</source>
+        <translation>模型发布者提供的 {0} 全文（SHA-256 {1}…）。</translation>
+    </message>
+    <message>
+        <location filename="../views/license_dialog.py" line="2"/>
+        <source>I agree</source>
+        <translation>我同意</translation>
+    </message>
+    <message>
+        <location filename="../views/license_dialog.py" line="2"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../views/license_dialog.py" line="26"/>
+        <source>What it means for you: bilibili grants a worldwide, royalty-free, non-exclusive licence to use the model (2.1). Above 100 million monthly active users or RMB 1 billion annual revenue you need a separate licence from bilibili (2.2). Every copy must keep the copyright notices and this agreement: the model folder keeps its LICENSE file (3.4 b). The model and what it speaks may not be used to improve any other AI model, except IndexTTS itself, its derivatives or non-commercial models (3.4 c). No high-risk use (medical diagnosis, autonomous driving, military, critical infrastructure, biometric surveillance, automated decisions about people, 4.2), and what you make must be lawful (4.1). bilibili may revoke the licence if you breach it (5.1). Chinese law applies, disputes go to arbitration in Shanghai (6); the Chinese text prevails (9).</source>
+        <translation>对您意味着什么：bilibili 授予您在全球范围内免版税、非独占地使用该模型的许可（2.1）。若您的产品月活跃用户超过 1 亿或年收入超过 10 亿元人民币，须另行向 bilibili 申请许可（2.2）。每份副本都须保留版权声明和本协议：模型文件夹会保留其 LICENSE 文件（3.4 b）。不得使用该模型及其生成内容改进任何其他 AI 模型，IndexTTS 本身、其衍生品或非商业模型除外（3.4 c）。不得用于高风险场景（医疗诊断、自动驾驶、军事、关键基础设施控制、生物特征监控、对人的自动化决策，4.2），且您生成的内容必须合法（4.1）。若您违约，bilibili 可撤销许可（5.1）。适用中华人民共和国法律，争议提交上海仲裁委员会仲裁（6）；中英文版本不一致时以中文版本为准（9）。</translation>
+    </message>
+</context>
+<context>
     <name>LocalApiBox</name>
     <message>
         <location filename="../views/api_settings.py" line="65"/>
@@ -937,6 +975,61 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/model_manager.py" line="52"/>
         <source>CosyVoice2 (0.5B, zh/en/ja/ko and dialects, 24 kHz)</source>
         <translation>CosyVoice2（0.5B，中/英/日/韩及方言，24 kHz）</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="61"/>
+        <source>IndexTTS-2.5 (zh/en/ja/es/ar, emotion control, 22 kHz)</source>
+        <translation>IndexTTS-2.5（中/英/日/西/阿，情感控制，22 kHz）</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="63"/>
+        <source>QwenEmotion (emotion from a sentence)</source>
+        <translation>QwenEmotion（按一句描述控制情感）</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="159"/>
+        <source>Read licence…</source>
+        <translation>阅读许可…</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="216"/>
+        <source>Optional:</source>
+        <translation>可选：</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="315"/>
+        <source>Licence accepted on {0}</source>
+        <translation>已于 {0} 接受许可</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="316"/>
+        <source>read and accept it before the download</source>
+        <translation>下载前请阅读并接受</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="352"/>
+        <source>not installed, about {0}</source>
+        <translation>未安装，约 {0}</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="355"/>
+        <source>Add {0}</source>
+        <translation>添加 {0}</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="465"/>
+        <source>Reading the licence from {0}…</source>
+        <translation>正在从 {0} 读取许可…</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="491"/>
+        <source>Licence accepted.</source>
+        <translation>已接受许可。</translation>
+    </message>
+    <message>
+        <location filename="../views/model_manager.py" line="1"/>
+        <source>{0} is installed in {1}.</source>
+        <translation>{0} 已安装到 {1}。</translation>
     </message>
     <message>
         <location filename="../views/model_manager.py" line="74"/>
@@ -2291,6 +2384,11 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/voice_panel.py" line="375"/>
         <source>Mode: reference (VoxCPM2). The recording alone sets the voice. Type the exact words spoken to use continuation mode for a closer likeness.</source>
         <translation>模式：参考（VoxCPM2）。仅凭录音确定音色。填写录音中的原话可改用续写模式，相似度更高。</translation>
+    </message>
+    <message>
+        <location filename="../views/voice_panel.py" line="442"/>
+        <source>Mode: reference. The recording alone sets the voice; this model reads no transcript.</source>
+        <translation>模式：参考。仅凭录音确定音色；此模型不读取录音的原话。</translation>
     </message>
     <message>
         <location filename="../views/voice_panel.py" line="441"/>

@@ -1,8 +1,10 @@
 """Choose the speech model: download one (Hugging Face, a mirror, or ModelScope — the user picks)
 with progress, resume and cancel, or point at a folder that already holds one.
 
-Nothing here touches the network until the user presses Download. The download runs on a plain
-worker thread; its progress comes back through a queued signal.
+Nothing here touches the network until the user presses Download (or Read licence). The download
+runs on a plain worker thread; its progress comes back through a queued signal. A licence that is
+not permissive is accepted first (ui/views/license_gate.py); for an agreement with texts of its own
+(IndexTTS-2.5) Download stays disabled until then.
 """
 
 from __future__ import annotations
@@ -32,10 +34,13 @@ from PySide6.QtWidgets import (
 from app.asr import catalog as asr_catalog
 from app.models import download as dl
 from app.models import licenses
+from app.models.catalog import model_for_family
 from app.paths import models_dir
 from ui.dialogs import Dialogs
 from ui.errors import report
 from ui.settings import Settings
+from ui.views.license_dialog import LicenseDialog
+from ui.views.license_gate import LicenseGate, Runner, Texts
 
 
 def _mb(n: int) -> str:
@@ -50,7 +55,9 @@ MODEL_TITLES = (
     QT_TRANSLATE_NOOP("ModelManager", "VoxCPM-0.5B (16 kHz)"),
     QT_TRANSLATE_NOOP("ModelManager", "Fun-CosyVoice3 (0.5B, 9 languages, 18+ dialects, 24 kHz)"),
     QT_TRANSLATE_NOOP("ModelManager", "CosyVoice2 (0.5B, zh/en/ja/ko and dialects, 24 kHz)"),
+    QT_TRANSLATE_NOOP("ModelManager", "IndexTTS-2.5 (zh/en/ja/es/ar, emotion control, 22 kHz)"),
 )
+EXTRA_TITLES = (QT_TRANSLATE_NOOP("ModelManager", "QwenEmotion (emotion from a sentence)"),)
 RECOGNIZER_TITLE = QT_TRANSLATE_NOOP(
     "ModelManager", "SenseVoice Small (Chinese, English, Japanese, Korean, Cantonese)"
 )
@@ -60,24 +67,24 @@ class _Worker(QObject):
     """Runs one download on a Python thread; every signal crosses to the GUI thread queued."""
 
     progress = Signal(object)  # dl.Progress
-    done = Signal(str)  # folder
+    done = Signal(object)  # the job's result: a folder, or a licence's texts
     failed = Signal(str, bool)  # message, cancelled
 
-    def __init__(self, job: Callable[[Callable[[dl.Progress], None], threading.Event], Path]) -> None:
+    def __init__(self, job: Callable[[Callable[[dl.Progress], None], threading.Event], object]) -> None:
         super().__init__()
         self.cancel = threading.Event()
-        self._job = job  # job(progress, cancel) -> folder
+        self._job = job  # job(progress, cancel) -> result
         self.thread = threading.Thread(target=self._run, name="voxdesk-download", daemon=True)
 
     def _run(self) -> None:
         try:
-            folder = self._job(self.progress.emit, self.cancel)
+            result = self._job(self.progress.emit, self.cancel)
         except dl.DownloadCancelled as err:
             self.failed.emit(str(err), True)
         except Exception as exc:  # noqa: BLE001 - shown as one line, traceback to the log
             self.failed.emit(report(exc, "downloading a model"), False)
         else:
-            self.done.emit(str(folder))
+            self.done.emit(result)
 
 
 def _free_space(folder: Path) -> str:
@@ -145,6 +152,11 @@ class ModelManager(QDialog):
         self.license = QLabel()  # the selected model's licence, with its address
         self.license.setObjectName("hint")
         self.license.setOpenExternalLinks(True)
+        self.license.setWordWrap(True)
+        self.license_button = QPushButton(self.tr("Read licence…"))  # an agreement with its own text
+        self.extra_state = QLabel()  # the selected model's optional part (IndexTTS: QwenEmotion)
+        self.extra_state.setWordWrap(True)
+        self.extra_button = QPushButton(icon(QStyle.StandardPixmap.SP_ArrowDown), "")
         self.progress = QProgressBar()  # shown only while a download runs, with its figures as text
         self.progress.setRange(0, 1000)
         self.progress.setFormat("%p %")
@@ -190,7 +202,15 @@ class ModelManager(QDialog):
         form.addRow(self.tr("Mirror address:"), self.mirror)
         form.addRow(self.tr("Saved in:"), self.dest)
         form.addRow(self.tr("Free space:"), self.space)
-        form.addRow(self.tr("Licence:"), self.license)
+        license_row = QHBoxLayout()
+        license_row.addWidget(self.license, 1)
+        license_row.addWidget(self.license_button)
+        form.addRow(self.tr("Licence:"), license_row)
+        extra_row = QHBoxLayout()
+        extra_row.addWidget(self.extra_state, 1)
+        extra_row.addWidget(self.extra_button)
+        self.extra_label = QLabel(self.tr("Optional:"))
+        form.addRow(self.extra_label, extra_row)
         buttons = QHBoxLayout()
         for button in (self.download_button, self.cancel_button):
             buttons.addWidget(button)
@@ -217,7 +237,10 @@ class ModelManager(QDialog):
             lambda _i: self.mirror.setEnabled(self.source.currentData() == "mirror")
         )
         self.models.currentRowChanged.connect(lambda _r: self._refresh())
+        self.gate = LicenseGate(self, dialogs, lambda: settings.language, self.status.setText, self._refresh)
         self.download_button.clicked.connect(self.start_download)
+        self.license_button.clicked.connect(self.read_license)
+        self.extra_button.clicked.connect(self.add_extra)
         self.cancel_button.clicked.connect(self.cancel_download)
         self.use_button.clicked.connect(self._use_selected)
         self.folder_button.clicked.connect(self.choose_folder)
@@ -280,11 +303,22 @@ class ModelManager(QDialog):
             )
             item.setIcon(self.style().standardIcon(icon))
         self.space.setText(_free_space(models_dir()))
-        terms = self.selected_model().license
-        self.license.setText(f'<a href="{terms.url}">{terms.name}</a>')
+        model = self.selected_model()
+        terms = model.license
+        agreed = licenses.accepted(model.key, terms)
+        link = f'<a href="{terms.url}">{terms.name}</a>'
+        if terms.texts:
+            day = licenses.accepted_on(model.key, terms)
+            state = (self.tr("Licence accepted on {0}").format(day) if agreed and day
+                     else self.tr("read and accept it before the download"))  # fmt: skip
+            link = f"{link} · {state}"
+        self.license.setText(link)
+        self.license_button.setVisible(bool(terms.texts))
         running = self._worker is not None
-        installed = not dl.validate_model_dir(self.folder_of(self.selected_model()))
-        self.download_button.setEnabled(not running and not installed)
+        installed = not dl.validate_model_dir(self.folder_of(model))
+        self.license_button.setEnabled(not running)
+        self.download_button.setEnabled(not running and not installed and (agreed or not terms.texts))
+        self._refresh_extra(model, installed, running)
         self.cancel_button.setEnabled(running)
         self.use_button.setEnabled(not running and installed)
         self.folder_button.setEnabled(not running)
@@ -304,6 +338,25 @@ class ModelManager(QDialog):
         self.asr_download_button.setEnabled(not running and bool(asr_problems))
         self.asr_folder_button.setEnabled(not running)
 
+    @property
+    def license_dialog(self) -> LicenseDialog | None:
+        """The licence dialog open now, if any."""
+        return self.gate.dialog
+
+    def _refresh_extra(self, model: dl.KnownModel, installed: bool, running: bool) -> None:
+        """The optional part's row: shown for a model that has one, addable once the model is in."""
+        extra = model.extras[0] if model.extras else None
+        for widget in (self.extra_label, self.extra_state, self.extra_button):
+            widget.setVisible(extra is not None)
+        if extra is None:
+            return
+        present = extra.installed_in(self.folder_of(model))
+        state = self.tr("installed") if present else self.tr("not installed, about {0}").format(
+            _mb(extra.approx_mb * 10**6))
+        self.extra_state.setText(f"{self.tr(extra.title)}: {state}")
+        self.extra_button.setText(self.tr("Add {0}").format(extra.title.split(" ")[0]))
+        self.extra_button.setEnabled(installed and not present and not running)
+
     def _source(self) -> dl.Source:
         kind = self.source.currentData()
         if kind == "mirror":
@@ -318,11 +371,45 @@ class ModelManager(QDialog):
             self.status.setText(report(exc))
             return
         model, dest = self.selected_model(), self.folder_of(self.selected_model())
-        self._start(
-            _Worker(lambda progress, cancel: dl.download_model(model, source, dest, progress, cancel)),
-            source,
-            self._on_done,
-        )
+
+        def download() -> None:
+            self._start(
+                _Worker(lambda progress, cancel: dl.download_model(model, source, dest, progress, cancel)),
+                source,
+                self._on_done,
+            )
+
+        self._after_license(model, source, download)
+
+    def read_license(self) -> None:
+        """Fetch the selected model's agreement (only its text files) and show it to accept."""
+        try:
+            source = self._source()
+        except Exception as exc:  # noqa: BLE001
+            self.status.setText(report(exc))
+            return
+        model = self.selected_model()
+        self._after_license(model, source, None, always=True)
+
+    def add_extra(self) -> None:
+        """Download the selected model's optional part into its installed folder."""
+        try:
+            source = self._source()
+        except Exception as exc:  # noqa: BLE001
+            self.status.setText(report(exc))
+            return
+        model, dest = self.selected_model(), self.folder_of(self.selected_model())
+        keys = tuple(e.key for e in model.extras)
+
+        def download() -> None:
+            self._start(
+                _Worker(lambda progress, cancel: dl.download_model(model, source, dest, progress, cancel,
+                                                                   extras=keys, base=False)),  # fmt: skip
+                source,
+                self._on_extra_done,
+            )
+
+        self._after_license(model, source, download)
 
     def start_recognizer_download(self) -> None:
         """Download the speech recognizer into the models folder (the user pressed the button)."""
@@ -332,30 +419,41 @@ class ModelManager(QDialog):
             self.status.setText(report(exc))
             return
         model = asr_catalog.SENSEVOICE_SMALL
-        if not self._license_accepted(model.key, model.title, model.license):
-            return
-        self._start(
-            _Worker(
-                lambda progress, cancel: asr_catalog.download_recognizer(
-                    model, source, None, progress, cancel
-                )
+        self.gate.check(
+            model.key,
+            model.title,
+            model.license,
+            lambda: self._start(
+                _Worker(
+                    lambda progress, cancel: asr_catalog.download_recognizer(
+                        model, source, None, progress, cancel
+                    )
+                ),
+                source,
+                self._on_recognizer_done,
             ),
-            source,
-            self._on_recognizer_done,
         )
 
-    def _license_accepted(self, key: str, title: str, terms: licenses.License) -> bool:
-        """A licence that is not permissive is accepted once, recorded where ``voxdesk models
-        download`` records it (app/models/licenses.py)."""
-        if licenses.accepted(key, terms):
-            return True
-        question = self.tr("{0} comes under the {1} ({2}), which is not a permissive licence. "
-                           "Do you accept it?").format(title, terms.name, terms.url)  # fmt: skip
-        if not self.dialogs.confirm(self, question):
-            self.status.setText(self.tr("Licence not accepted: nothing was downloaded."))
-            return False
-        licenses.record_acceptance(key, terms)
-        return True
+    def _after_license(self, model: dl.KnownModel, source: dl.Source, then: Callable[[], None] | None,
+                       always: bool = False) -> None:  # fmt: skip
+        """Run ``then`` once ``model``'s licence is accepted as ``source`` serves its texts now."""
+        self.gate.check(model.key, model.key, model.license, then, always=always,
+                        fetch=lambda: dl.license_texts(model, source), run=self._fetch_license(source))
+
+    def _fetch_license(self, source: dl.Source) -> Runner:
+        """The gate's runner: read a licence's texts on the worker thread, then go on with them."""
+
+        def run(job: Callable[[], Texts], then: Callable[[Texts], None]) -> None:
+            def done(texts: Texts) -> None:
+                self._worker = None
+                self.status.clear()
+                self._refresh()
+                then(texts)
+
+            self._start(_Worker(lambda _progress, _cancel: job()), source, done)
+            self.status.setText(self.tr("Reading the licence from {0}…").format(source.title))
+
+        return run
 
     def _start(self, worker: _Worker, source: dl.Source, on_done: Callable[[str], None]) -> None:
         worker.progress.connect(self._on_progress)
@@ -394,6 +492,13 @@ class ModelManager(QDialog):
         self.status.setText(self.tr("Download complete."))
         self._refresh()
         self._choose(Path(folder))
+
+    def _on_extra_done(self, folder: str) -> None:
+        self._worker = None
+        self.progress.hide()
+        self.status.setText(self.tr("{0} is installed in {1}.").format(
+            self.tr(self.selected_model().extras[0].title), folder))  # fmt: skip
+        self._refresh()
 
     def _on_recognizer_done(self, folder: str) -> None:
         self._worker = None
@@ -441,8 +546,20 @@ class ModelManager(QDialog):
             self.status.setText(message)
             self.dialogs.error(self, message)
             return
-        self._chosen = folder
-        self.accept()
+        from app.engine.family import detect_family
+
+        model = model_for_family(detect_family(folder))  # a family whose weights carry an agreement
+        if model is None:
+            self._chosen = folder
+            self.accept()
+            return
+
+        def use() -> None:
+            self._chosen = folder
+            self.accept()
+
+        self.gate.check(model.key, model.key, model.license, use,
+                               texts=licenses.read_texts(folder, model.license))  # fmt: skip
 
     def reject(self) -> None:
         self.cancel_download()
