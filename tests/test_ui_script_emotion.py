@@ -63,8 +63,7 @@ def test_hints_for_emotion_tags(qtbot):
 
     editor.set_controls(VOXCPM2)  # ignored with a plain hint, not an error
     warning = _warning(editor)
-    ignored = "[Anna|angry], [Bob|&quot;a quiet whisper&quot;], [|@Carol]"
-    assert f"IndexTTS-2.5 speaks emotions; this model ignores {ignored}." in warning
+    assert "IndexTTS-2.5 speaks emotions; this model ignores tags such as [Anna|angry]." in warning
     assert "cannot be read" in warning  # a broken tag is still pointed out
 
     editor.set_text("[Anna|angry] Go.")
@@ -103,7 +102,9 @@ def test_the_emotion_help_and_hints_in_chinese(qtbot):
         assert "无法识别 [Anna|furious] 中的情感" in _warning(editor)
         assert "[|@Carol] 需要名为 [Carol] 的声音" in _warning(editor)
         editor.set_controls(VOXCPM2)
-        assert "IndexTTS-2.5 才能表达情感；当前模型会忽略" in _warning(editor)
+        assert "IndexTTS-2.5 才能表达情感；当前模型会忽略 [Anna|furious] 这类情感标记" not in _warning(editor)
+        editor.set_text("[Anna|愤怒 0.6] 出去！")
+        assert "IndexTTS-2.5 才能表达情感；当前模型会忽略 [Anna|愤怒 0.6] 这类情感标记。" in _warning(editor)
         assert describe_changes({"emotion": ""}) == "无情感"
     finally:
         remove_translators(app, translators)

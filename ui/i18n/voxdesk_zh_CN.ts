@@ -1589,8 +1589,8 @@ Speak anyway? Choose No to trim the voice first.</source>
     </message>
     <message>
         <location filename="../views/script_editor.py" line="1"/>
-        <source>IndexTTS-2.5 speaks emotions; this model ignores {0}.</source>
-        <translation>IndexTTS-2.5 才能表达情感；当前模型会忽略 {0}。</translation>
+        <source>IndexTTS-2.5 speaks emotions; this model ignores tags such as {0}.</source>
+        <translation>IndexTTS-2.5 才能表达情感；当前模型会忽略 {0} 这类情感标记。</translation>
     </message>
     <message>
         <location filename="../views/script_editor.py" line="1"/>

@@ -307,8 +307,9 @@ class ScriptEditor(QWidget):
         ignored = ""
         if controls is not None and "emotion" not in controls:
             if tags:
-                shown = ", ".join(tag for tag, _ in tags[:3]) + (" …" if len(tags) > 3 else "")
-                ignored = self.tr("IndexTTS-2.5 speaks emotions; this model ignores {0}.").format(shown)
+                ignored = self.tr(
+                    "IndexTTS-2.5 speaks emotions; this model ignores tags such as {0}."
+                ).format(tags[0][0])
             tags = []
         described = [tag for tag, spec in tags if spec.kind == "text"]
         if described and controls is not None and "emotion_text" not in controls:
