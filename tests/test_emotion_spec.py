@@ -109,6 +109,8 @@ def test_tag_writes_what_parse_reads_back(tag: str) -> None:
 def test_tag_of_what_no_script_wrote() -> None:
     assert EmotionSpec().tag() == ""
     assert EmotionSpec("vector", vector=vec(angry=0.8), weight=0.5).tag() == "angry 0.4"
+    tiny = EmotionSpec("vector", vector=vec(sad=0.000001))
+    assert tiny.tag() == "sad 0.000001" and parse_emotion(tiny.tag()) == tiny
     assert EmotionSpec("text", text='[loud] and "“「x」”"').tag() == '"(loud) and “「x」”"'
     assert line_tag(f"[Anna|{EmotionSpec('text', text='a [b]').tag()}] hi").emotion.text == "a (b)"
 

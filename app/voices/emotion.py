@@ -105,9 +105,9 @@ class EmotionSpec:
         if self.kind == "vector":
             scale = self.weight
             values = [v if scale == 1.0 else int(v * scale * 10000) / 10000 for v in self.vector]
-            named = [f"{name} {value:g}" for name, value in zip(EMOTIONS, values, strict=True) if value]
+            named = [f"{name} {_plain(value)}" for name, value in zip(EMOTIONS, values, strict=True) if value]
             return ", ".join(named) or f"{EMOTIONS[-1]} 0"
-        strength = "" if self.weight == 1.0 else f" {self.weight:g}"
+        strength = "" if self.weight == 1.0 else f" {_plain(self.weight)}"
         if self.kind == "clip":
             return f"@{self.voice}{strength}"
         if self.kind == "text":
@@ -187,6 +187,11 @@ def to_control(spec: EmotionSpec, library: VoiceLibrary) -> EmotionControl | Non
         control = EmotionControl(clip=library.audio(voice), clip_rate=voice.sample_rate, weight=spec.weight)
     control.check()
     return control
+
+
+def _plain(value: float) -> str:
+    """A weight as the tag form reads it: up to 6 places, never an exponent (1e-06)."""
+    return f"{value:.6f}".rstrip("0").rstrip(".") or "0"
 
 
 def _weight(text: str | None) -> float:
