@@ -9,8 +9,9 @@ The window calls :meth:`Project.autosave` after each change, so a crash loses no
 Segments are identified by a key made from their voice and text (plus a counter for repeats), so
 overrides and finished audio follow a sentence when the text around it is edited. A result is
 current only while its *fingerprint* (what was synthesised: text after pronunciation, voice, cfg,
-timesteps, voice design, speaking rate, and a caller-supplied context such as the model id) still
-matches.
+timesteps, voice design, speaking rate, emotion (a line's ``[Voice|angry]``), and a
+caller-supplied context such as the model id) still matches; the key does not hold the emotion, so
+a line whose tag changes keeps its overrides and its take, marked stale.
 
 The speaking rate of a segment is its line's override, else its voice's own rate
 (``Project.voice_rates``, from the voice library), else the script's (``ScriptSettings.rate``).
@@ -40,6 +41,7 @@ from app.errors import VoxDeskError
 from app.takes import Made
 from app.text.pronunciation import PronunciationList, compile_rule
 from app.text.segmenter import DEFAULT_MAX_CHARS, MIN_MAX_CHARS, Segment, split_script
+from app.voices.emotion import EmotionSpec
 
 VERSION = 1
 SUFFIX = ".voxdesk"
@@ -192,6 +194,8 @@ class SegmentJob:
     normalize: bool = False  # numbers and symbols spelled out (app/text/normalize.py) before speaking
     rate: float = 1.0  # speaking rate (line > voice > script, resolved by Project.jobs)
     instruction: str = ""  # how to speak, for families with the "instruction" control (CosyVoice)
+    # how to feel, for families with the "emotion" control (IndexTTS): the line's [Voice|emotion]
+    emotion: EmotionSpec = field(default_factory=EmotionSpec)
     # seconds of silence after it when playing and exporting; not part of the take itself
     pause_after: float = field(default=0.0, compare=False)
 
@@ -204,6 +208,8 @@ class SegmentJob:
             parts.append(f"rate {self.rate:.4f}")
         if self.instruction:
             parts.append(f"instruction {self.instruction}")
+        if not self.emotion.is_none():
+            parts.append(f"emotion {self.emotion.key()}")
         return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:16]
 
 
@@ -271,6 +277,7 @@ class Project:
             instruction = self.settings.instruction if over.instruction is None else over.instruction
             if self.controls is None or "instruction" not in self.controls:
                 instruction = ""
+            emotion = self._emotion(seg.emotion, cast)
             spoken = self.rules.apply(seg.text)
             text = f"({design.strip()}){spoken}" if design.strip() else spoken
             voice = cast.get(seg.voice.casefold(), seg.voice) if seg.voice else self.settings.default_voice
@@ -292,6 +299,7 @@ class Project:
                     normalize=self.settings.normalize,
                     rate=self.rate_of(over, voice),
                     instruction=instruction.strip(),
+                    emotion=emotion,
                     pause_after=0.0 if last else self._pause(seg),
                 )
             )
@@ -303,6 +311,15 @@ class Project:
             return override.rate
         own = self.voice_rates.get((voice or "").casefold())
         return own if own is not None else self.settings.rate
+
+    def _emotion(self, emotion: EmotionSpec, cast: dict[str, str]) -> EmotionSpec:
+        """A line's emotion as its job gets it: none for a family without the "emotion" control
+        (the editor says it is ignored); a clip voice named by a character goes through the cast."""
+        if self.controls is None or "emotion" not in self.controls:
+            return EmotionSpec()
+        if emotion.kind == "clip" and emotion.voice.casefold() in cast:
+            return replace(emotion, voice=cast[emotion.voice.casefold()])
+        return emotion
 
     def _pause(self, seg: Segment) -> float:
         return seg.pause if seg.pause is not None else self.settings.gap(seg.boundary)

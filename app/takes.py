@@ -35,6 +35,7 @@ class Made:
     context: str = ""  # the model it was made with (see SegmentJob.fingerprint)
     voice: str | None = None  # the voice it was spoken in ("": the model's own; None: not recorded)
     rate: float = 1.0  # the speaking rate it was made at
+    emotion: str = ""  # the emotion it was made with (EmotionSpec.label(); "": none)
 
     def __post_init__(self) -> None:
         if self.voice is not None:
@@ -45,11 +46,15 @@ class Made:
         object.__setattr__(self, "normalize", bool(self.normalize))
         object.__setattr__(self, "context", str(self.context))
         object.__setattr__(self, "rate", round(float(self.rate), 4))
+        object.__setattr__(self, "emotion", str(self.emotion))
 
     @classmethod
     def of(cls, job: SegmentJob, context: str = "") -> Made:
         voice = job.voice or ""
-        return cls(job.text, job.cfg_value, job.inference_timesteps, job.normalize, context, voice, job.rate)
+        return cls(
+            job.text, job.cfg_value, job.inference_timesteps, job.normalize, context, voice, job.rate,
+            job.emotion.label(),
+        )  # fmt: skip
 
     def changes(self, job: SegmentJob, context: str = "") -> dict[str, Any]:
         """The values that differ from ``job`` now, as they were ({}: made with these settings).
@@ -57,7 +62,7 @@ class Made:
         now = Made.of(job, context)
         out = {
             name: getattr(self, name)
-            for name in ("cfg_value", "inference_timesteps", "text", "normalize", "rate")
+            for name in ("cfg_value", "inference_timesteps", "text", "normalize", "rate", "emotion")
             if getattr(self, name) != getattr(now, name)
         }
         if context and self.context != context:

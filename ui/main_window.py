@@ -887,7 +887,7 @@ class MainWindow(QMainWindow):
         self.session.context = info.results_key
         self.voices.set_architecture(info.architecture)
         self.project.controls = self.model.controls  # the texts and fields this family takes
-        self.script.settings.set_controls(self.model.controls)
+        self.script.set_controls(self.model.controls)  # its fields, help and emotion tag hints
         self.voices.set_controls(self.model.controls)
         self._refresh_segments()
         self._show_model_state()

@@ -30,6 +30,10 @@ def describe_changes(changes: dict[str, Any]) -> str:
             parts.append(QCoreApplication.translate("StaleTakes", "the model's own voice"))
         elif name == "rate":
             parts.append(QCoreApplication.translate("StaleTakes", "rate {0}×").format(f"{value:.2f}"))
+        elif name == "emotion" and value:
+            parts.append(QCoreApplication.translate("StaleTakes", "emotion {0}").format(value))
+        elif name == "emotion":
+            parts.append(QCoreApplication.translate("StaleTakes", "no emotion"))
         elif name == "seed":
             parts.append(QCoreApplication.translate("StaleTakes", "seed {0}").format(value))
         else:
