@@ -9,6 +9,7 @@ folder (see docs/DESIGN.md, "Scripts").
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from app import atomic
 
 if TYPE_CHECKING:
     from app.project import SegmentJob
+    from app.voices.emotion import EmotionSpec
 
 # "<name>_takes" (a plain folder name) and "<key>-<fingerprint>-<seed>.wav" (Project.audio_path).
 FOLDER = re.compile(r"[^/\\:*?\"<>|]{1,200}_takes")
@@ -35,6 +37,9 @@ class Made:
     context: str = ""  # the model it was made with (see SegmentJob.fingerprint)
     voice: str | None = None  # the voice it was spoken in ("": the model's own; None: not recorded)
     rate: float = 1.0  # the speaking rate it was made at
+    instruction: str = ""  # CosyVoice's instruction
+    emotion: str = ""  # IndexTTS-2.5's emotion, as emotion_key writes it ("": the voice's own)
+    language: str = ""  # the language it was read in ("": detected from the text)
 
     def __post_init__(self) -> None:
         if self.voice is not None:
@@ -45,11 +50,14 @@ class Made:
         object.__setattr__(self, "normalize", bool(self.normalize))
         object.__setattr__(self, "context", str(self.context))
         object.__setattr__(self, "rate", round(float(self.rate), 4))
+        for name in ("instruction", "emotion", "language"):
+            object.__setattr__(self, name, str(getattr(self, name)))
 
     @classmethod
     def of(cls, job: SegmentJob, context: str = "") -> Made:
         voice = job.voice or ""
-        return cls(job.text, job.cfg_value, job.inference_timesteps, job.normalize, context, voice, job.rate)
+        return cls(job.text, job.cfg_value, job.inference_timesteps, job.normalize, context, voice, job.rate,
+                   job.instruction, emotion_key(job.emotion), job.language)  # fmt: skip
 
     def changes(self, job: SegmentJob, context: str = "") -> dict[str, Any]:
         """The values that differ from ``job`` now, as they were ({}: made with these settings).
@@ -57,7 +65,8 @@ class Made:
         now = Made.of(job, context)
         out = {
             name: getattr(self, name)
-            for name in ("cfg_value", "inference_timesteps", "text", "normalize", "rate")
+            for name in ("cfg_value", "inference_timesteps", "text", "normalize", "rate", "instruction",
+                         "emotion", "language")  # fmt: skip
             if getattr(self, name) != getattr(now, name)
         }
         if context and self.context != context:
@@ -65,6 +74,11 @@ class Made:
         if self.voice is not None and self.voice.casefold() != (job.voice or "").casefold():
             out["voice"] = self.voice  # another default voice, or a cast that maps the tag elsewhere
         return out
+
+
+def emotion_key(spec: EmotionSpec) -> str:
+    """An emotion as one stable string, "" for the voice's own (fingerprints, :class:`Made`)."""
+    return "" if spec.is_none() else json.dumps(spec.to_dict(), sort_keys=True, ensure_ascii=False)
 
 
 def take_changes(made: Made | None, seed: int | None, job: SegmentJob, context: str = "") -> dict[str, Any]:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication
+
+from app.errors import VoxDeskError
+from app.voices.emotion import EmotionSpec
 
 
 def describe_changes(changes: dict[str, Any]) -> str:
@@ -30,8 +34,28 @@ def describe_changes(changes: dict[str, Any]) -> str:
             parts.append(QCoreApplication.translate("StaleTakes", "the model's own voice"))
         elif name == "rate":
             parts.append(QCoreApplication.translate("StaleTakes", "rate {0}×").format(f"{value:.2f}"))
+        elif name == "instruction" and value:
+            parts.append(QCoreApplication.translate("StaleTakes", "instruction “{0}”").format(value))
+        elif name == "instruction":
+            parts.append(QCoreApplication.translate("StaleTakes", "no instruction"))
+        elif name == "emotion" and value:
+            parts.append(QCoreApplication.translate("StaleTakes", "emotion {0}").format(_emotion_label(value)))
+        elif name == "emotion":
+            parts.append(QCoreApplication.translate("StaleTakes", "the voice's own emotion"))
+        elif name == "language" and value:
+            parts.append(QCoreApplication.translate("StaleTakes", "language {0}").format(value))
+        elif name == "language":
+            parts.append(QCoreApplication.translate("StaleTakes", "language detected from the text"))
         elif name == "seed":
             parts.append(QCoreApplication.translate("StaleTakes", "seed {0}").format(value))
         else:
             parts.append(QCoreApplication.translate("StaleTakes", "other settings"))
     return ", ".join(parts)
+
+
+def _emotion_label(key: str) -> str:
+    """The short label of an emotion stored as :func:`app.takes.emotion_key` wrote it."""
+    try:
+        return EmotionSpec.from_dict(json.loads(key)).label()
+    except (ValueError, VoxDeskError):
+        return key
