@@ -37,7 +37,7 @@ from app.audio.stretch import check_rate
 from app.autosave import _saved_path, _unsaved, autosave_dir
 from app.autosave import autosaves as autosaves  # (callers list them as app.project.autosaves)
 from app.errors import VoxDeskError
-from app.takes import Made, emotion_key
+from app.takes import Made
 from app.text.pronunciation import PronunciationList, compile_rule
 from app.text.segmenter import DEFAULT_MAX_CHARS, MIN_MAX_CHARS, Segment, split_script
 from app.voices.emotion import EmotionSpec
@@ -220,7 +220,7 @@ class SegmentJob:
         if self.instruction:
             parts.append(f"instruction {self.instruction}")
         if not self.emotion.is_none():
-            parts.append(f"emotion {emotion_key(self.emotion)}")
+            parts.append(f"emotion {self.emotion.key()}")
         if self.language:
             parts.append(f"language {self.language}")
         return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:16]

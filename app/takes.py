@@ -9,7 +9,6 @@ folder (see docs/DESIGN.md, "Scripts").
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,6 @@ from app import atomic
 
 if TYPE_CHECKING:
     from app.project import SegmentJob
-    from app.voices.emotion import EmotionSpec
 
 # "<name>_takes" (a plain folder name) and "<key>-<fingerprint>-<seed>.wav" (Project.audio_path).
 FOLDER = re.compile(r"[^/\\:*?\"<>|]{1,200}_takes")
@@ -38,7 +36,7 @@ class Made:
     voice: str | None = None  # the voice it was spoken in ("": the model's own; None: not recorded)
     rate: float = 1.0  # the speaking rate it was made at
     instruction: str = ""  # CosyVoice's instruction
-    emotion: str = ""  # IndexTTS-2.5's emotion, as emotion_key writes it ("": the voice's own)
+    emotion: str = ""  # IndexTTS-2.5's emotion, as EmotionSpec.key writes it ("": the voice's own)
     language: str = ""  # the language it was read in ("": detected from the text)
 
     def __post_init__(self) -> None:
@@ -57,7 +55,7 @@ class Made:
     def of(cls, job: SegmentJob, context: str = "") -> Made:
         voice = job.voice or ""
         return cls(job.text, job.cfg_value, job.inference_timesteps, job.normalize, context, voice, job.rate,
-                   job.instruction, emotion_key(job.emotion), job.language)  # fmt: skip
+                   job.instruction, job.emotion.key(), job.language)  # fmt: skip
 
     def changes(self, job: SegmentJob, context: str = "") -> dict[str, Any]:
         """The values that differ from ``job`` now, as they were ({}: made with these settings).
@@ -74,11 +72,6 @@ class Made:
         if self.voice is not None and self.voice.casefold() != (job.voice or "").casefold():
             out["voice"] = self.voice  # another default voice, or a cast that maps the tag elsewhere
         return out
-
-
-def emotion_key(spec: EmotionSpec) -> str:
-    """An emotion as one stable string, "" for the voice's own (fingerprints, :class:`Made`)."""
-    return "" if spec.is_none() else json.dumps(spec.to_dict(), sort_keys=True, ensure_ascii=False)
 
 
 def take_changes(made: Made | None, seed: int | None, job: SegmentJob, context: str = "") -> dict[str, Any]:

@@ -54,7 +54,7 @@ def describe_changes(changes: dict[str, Any]) -> str:
 
 
 def _emotion_label(key: str) -> str:
-    """The short label of an emotion stored as :func:`app.takes.emotion_key` wrote it."""
+    """The short label of an emotion stored as :meth:`EmotionSpec.key` wrote it."""
     try:
         return EmotionSpec.from_dict(json.loads(key)).label()
     except (ValueError, VoxDeskError):

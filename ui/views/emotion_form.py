@@ -140,8 +140,9 @@ class EmotionForm(QWidget):
     def spec(self) -> EmotionSpec:
         """What the form shows, as the project stores it."""
         kind, weight = self.kind(), self.weight.value() / STEPS
-        if kind == "clip":
-            return EmotionSpec(kind="clip", voice=str(self.voice.currentData() or ""), weight=weight)
+        voice = str(self.voice.currentData() or "")
+        if kind == "clip" and voice:  # (with no voice in the library there is nothing to copy)
+            return EmotionSpec(kind="clip", voice=voice, weight=weight)
         if kind == "vector":
             vector = tuple(self.sliders[e].value() / STEPS for e in EMOTIONS)
             return EmotionSpec(kind="vector", vector=vector, weight=weight)
@@ -157,7 +158,7 @@ class EmotionForm(QWidget):
         self.source.setCurrentIndex(max(0, self.source.findData(spec.kind)))
         self.weight.setValue(round(spec.weight * STEPS))
         if spec.kind == "clip":
-            if self.voice.findData(spec.voice) < 0 and spec.voice:
+            if self.voice.findData(spec.voice) < 0:
                 self.voice.addItem(spec.voice, spec.voice)  # not in the library (any more): kept, shown
             self.voice.setCurrentIndex(max(0, self.voice.findData(spec.voice)))
         if spec.kind == "vector":
@@ -167,20 +168,28 @@ class EmotionForm(QWidget):
             self.text.setText(spec.text)
         for widget in widgets:
             widget.blockSignals(False)
+        self._offer_clip()
         self._show_source()
         self._show_numbers()
 
     def set_voices(self, names: list[str]) -> None:
-        """The library's voices, for "from another recording"; the chosen one stays chosen."""
+        """The library's voices, for "from another recording"; the chosen one stays chosen (a
+        spoken take then says that no voice has that name)."""
         current = self.voice.currentData()
         self.voice.blockSignals(True)
         self.voice.clear()
         for name in names:
             self.voice.addItem(name, name)
-        if current and self.voice.findData(current) < 0:
-            self.voice.addItem(current, current)
+        if current and self.voice.findData(current) < 0 and self.kind() == "clip":
+            self.voice.addItem(current, current)  # chosen, though gone from the library: kept, shown
         self.voice.setCurrentIndex(max(0, self.voice.findData(current)) if current else 0)
         self.voice.blockSignals(False)
+        self._offer_clip()
+
+    def _offer_clip(self) -> None:
+        """"From another recording" is offered while there is a voice to take it from."""
+        item = self.source.model().item(SOURCES.index("clip"))  # type: ignore[attr-defined]
+        item.setEnabled(self.voice.count() > 0)
 
     def set_text_available(self, available: bool) -> None:
         """Whether the loaded folder has QwenEmotion ("emotion_text")."""
