@@ -204,8 +204,8 @@ class SegmentJob:
     normalize: bool = False  # numbers and symbols spelled out (app/text/normalize.py) before speaking
     rate: float = 1.0  # speaking rate (line > voice > script, resolved by Project.jobs)
     instruction: str = ""  # how to speak, for families with the "instruction" control (CosyVoice)
-    # how it feels (IndexTTS-2.5): the segment's own, else its line's tag's, else the script's
-    emotion: EmotionSpec = EmotionSpec()
+    # how it feels (IndexTTS-2.5): the segment's own, else its line's [Voice|emotion], else the script's
+    emotion: EmotionSpec = field(default_factory=EmotionSpec)
     language: str = ""  # the language it is read in ("" = detected from the text)
     # seconds of silence after it when playing and exporting; not part of the take itself
     pause_after: float = field(default=0.0, compare=False)
@@ -291,11 +291,11 @@ class Project:
             instruction = self.settings.instruction if over.instruction is None else over.instruction
             if self.controls is None or "instruction" not in self.controls:
                 instruction = ""
-            emotion = seg.emotion if over.emotion is None and not seg.emotion.is_none() else over.emotion
-            if emotion is None:
-                emotion = self.settings.emotion
-            if self.controls is None or "emotion" not in self.controls:
-                emotion = EmotionSpec()
+            if over.emotion is not None:
+                emotion = over.emotion
+            else:
+                emotion = self.settings.emotion if seg.emotion.is_none() else seg.emotion
+            emotion = self._emotion(emotion, cast)
             language = self.settings.language if over.language is None else over.language
             if self.controls is None or "language" not in self.controls:
                 language = ""
@@ -333,6 +333,16 @@ class Project:
             return override.rate
         own = self.voice_rates.get((voice or "").casefold())
         return own if own is not None else self.settings.rate
+
+    def _emotion(self, emotion: EmotionSpec, cast: dict[str, str]) -> EmotionSpec:
+        """A segment's emotion (its own, its line's or the script's) as its job gets it: none for a
+        family without the "emotion" control (the editor says it is ignored); a clip voice named by
+        a character goes through the cast."""
+        if self.controls is None or "emotion" not in self.controls:
+            return EmotionSpec()
+        if emotion.kind == "clip" and emotion.voice.casefold() in cast:
+            return replace(emotion, voice=cast[emotion.voice.casefold()])
+        return emotion
 
     def _pause(self, seg: Segment) -> float:
         return seg.pause if seg.pause is not None else self.settings.gap(seg.boundary)

@@ -24,6 +24,11 @@ FOLDER = re.compile(r"[^/\\:*?\"<>|]{1,200}_takes")
 NAME = re.compile(r"[0-9a-f]{12}-[0-9]{1,6}-[0-9a-f]{16}-[0-9]{1,20}\.wav")
 
 
+# the values of Made compared with a job's now (the context and the voice apart)
+_COMPARED = ("cfg_value", "inference_timesteps", "text", "normalize", "rate")
+_COMPARED += ("instruction", "emotion", "language")
+
+
 @dataclass(frozen=True)
 class Made:
     """What a take was made with: the job's values that decide the audio (the seed apart)."""
@@ -35,8 +40,8 @@ class Made:
     context: str = ""  # the model it was made with (see SegmentJob.fingerprint)
     voice: str | None = None  # the voice it was spoken in ("": the model's own; None: not recorded)
     rate: float = 1.0  # the speaking rate it was made at
+    emotion: str = ""  # the emotion it was made with (EmotionSpec.label(); "": none)
     instruction: str = ""  # CosyVoice's instruction
-    emotion: str = ""  # IndexTTS-2.5's emotion, as EmotionSpec.key writes it ("": the voice's own)
     language: str = ""  # the language it was read in ("": detected from the text)
 
     def __post_init__(self) -> None:
@@ -54,19 +59,16 @@ class Made:
     @classmethod
     def of(cls, job: SegmentJob, context: str = "") -> Made:
         voice = job.voice or ""
-        return cls(job.text, job.cfg_value, job.inference_timesteps, job.normalize, context, voice, job.rate,
-                   job.instruction, job.emotion.key(), job.language)  # fmt: skip
+        return cls(
+            job.text, job.cfg_value, job.inference_timesteps, job.normalize, context, voice, job.rate,
+            job.emotion.label(), job.instruction, job.language,
+        )  # fmt: skip
 
     def changes(self, job: SegmentJob, context: str = "") -> dict[str, Any]:
         """The values that differ from ``job`` now, as they were ({}: made with these settings).
         The model counts only once one is loaded (``context`` not empty)."""
         now = Made.of(job, context)
-        out = {
-            name: getattr(self, name)
-            for name in ("cfg_value", "inference_timesteps", "text", "normalize", "rate", "instruction",
-                         "emotion", "language")  # fmt: skip
-            if getattr(self, name) != getattr(now, name)
-        }
+        out = {name: getattr(self, name) for name in _COMPARED if getattr(self, name) != getattr(now, name)}
         if context and self.context != context:
             out["context"] = self.context
         if self.voice is not None and self.voice.casefold() != (job.voice or "").casefold():

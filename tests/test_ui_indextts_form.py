@@ -154,7 +154,8 @@ def test_a_damaged_emotion_in_a_project_file_is_one_plain_line(home, tmp_path): 
 
 
 def test_the_segment_dialog_offers_the_emotion_and_language(qtbot):
-    script = {"emotion": {"kind": "vector", "vector": [0, 0.8, 0, 0, 0, 0, 0, 0], "weight": 1.0}, "language": ""}
+    angry = {"kind": "vector", "vector": [0, 0.8, 0, 0, 0, 0, 0, 0], "weight": 1.0}
+    script = {"emotion": angry, "language": ""}
     dialog = SegmentSettingsDialog(script, None, None, controls=INDEXTTS.controls, languages=LANGUAGES,
                                    voices=["Anna"])  # fmt: skip
     qtbot.addWidget(dialog)

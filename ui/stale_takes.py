@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication
-
-from app.errors import VoxDeskError
-from app.voices.emotion import EmotionSpec
 
 
 def describe_changes(changes: dict[str, Any]) -> str:
@@ -39,7 +35,7 @@ def describe_changes(changes: dict[str, Any]) -> str:
         elif name == "instruction":
             parts.append(QCoreApplication.translate("StaleTakes", "no instruction"))
         elif name == "emotion" and value:
-            parts.append(QCoreApplication.translate("StaleTakes", "emotion {0}").format(_emotion_label(value)))
+            parts.append(QCoreApplication.translate("StaleTakes", "emotion {0}").format(value))
         elif name == "emotion":
             parts.append(QCoreApplication.translate("StaleTakes", "the voice's own emotion"))
         elif name == "language" and value:
@@ -51,11 +47,3 @@ def describe_changes(changes: dict[str, Any]) -> str:
         else:
             parts.append(QCoreApplication.translate("StaleTakes", "other settings"))
     return ", ".join(parts)
-
-
-def _emotion_label(key: str) -> str:
-    """The short label of an emotion stored as :meth:`EmotionSpec.key` wrote it."""
-    try:
-        return EmotionSpec.from_dict(json.loads(key)).label()
-    except (ValueError, VoxDeskError):
-        return key

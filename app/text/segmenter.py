@@ -5,7 +5,12 @@ Rules, in order:
 1. The text is read line by line. A line may start with a voice tag, ``[Alice] Hello.``; the tag
    names the voice for that line's segments (a dialogue). Untagged lines use the default voice
    (``Segment.voice is None``). A tag is a bracketed name at the very start of a line; brackets
-   elsewhere are ordinary text, except pause tags (rule 4).
+   elsewhere are ordinary text, except pause tags (rule 4). After a ``|`` the tag may give the
+   line an emotion (IndexTTS-2.5; app/voices/emotion.py has the forms): ``[Anna|angry]``,
+   ``[Anna|happy 0.5, surprised 0.3]``, ``[Anna|@Bob]`` (Bob's recording's emotion),
+   ``[Anna|"a quiet whisper"]``; ``[|angry]`` keeps the default voice. An emotion that cannot be
+   read leaves the line without one (``Segment.emotion`` none), and :func:`bad_emotion_tags`
+   says why, for the window.
 2. Each line is split into sentences after ``。！？；…!?;`` and after ``.`` when a space or the end
    of the line follows (so ``3.14`` and ``e.g.`` inside a sentence stay together). Closing quotes
    and brackets stay with the sentence they close.
@@ -24,19 +29,24 @@ Rules, in order:
    a heading starts a chapter; its text is spoken without the ``#`` marks). The window and the
    export turn boundaries into seconds (``ScriptSettings``); the last segment has none after it.
 
-Nothing but whitespace and the tags (voice tags, pause tags, a heading's ``#`` marks) is ever
+Nothing but whitespace and the tags (voice and emotion tags, pause tags, a heading's ``#`` marks) is ever
 dropped: the segments, joined, hold every other character of the input in order.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+
+from app.errors import VoxDeskError
+from app.voices.emotion import EmotionSpec, parse_emotion
 
 DEFAULT_MAX_CHARS = 200
 MIN_MAX_CHARS = 20
 
-_TAG = re.compile(r"^\s*\[([^\[\]\n]{1,64})\]")
+# [voice] or [voice|emotion]: the voice part (up to 64 characters, may be empty before a '|'), the
+# emotion part (a description in quotes may be long)
+_TAG = re.compile(r"^\s*\[([^\[\]\n|]{0,64})(?:\|([^\[\]\n]{0,300}))?\]")
 # A sentence ends at a run of terminators plus any closing quotes/brackets. A '.' only ends one
 # when whitespace or the end of the line follows.
 _CLOSERS = "\"'”’」』）)】]》"
@@ -63,6 +73,19 @@ class Segment:
     line: int = 0  # 0-based line of the input it came from
     pause: float | None = None  # seconds of silence after it from [pause] tags (rule 4)
     boundary: str = "sentence"  # what follows it when it has no pause tag (rule 4)
+    # the line's emotion tag; none: the script-wide choice applies
+    emotion: EmotionSpec = field(default_factory=EmotionSpec)
+
+
+@dataclass(frozen=True)
+class LineTag:
+    """A line's leading tag: ``[Anna]``, ``[Anna|angry]`` or ``[|angry]``."""
+
+    start: int  # of the "["
+    end: int  # after the "]"
+    voice: str | None  # None: the script's default voice ("[|angry]")
+    emotion: EmotionSpec  # none when there is none, or when it could not be read
+    problem: str = ""  # why the emotion part could not be read ("": it could, or there is none)
 
 
 def split_script(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Segment]:
@@ -83,12 +106,14 @@ def split_script(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Segment]
         heading = _HEADING.match(raw)
         if heading is not None:
             close("chapter")
-            voice, body = None, raw[heading.end() :]
+            voice, emotion, body = None, EmotionSpec(), raw[heading.end() :]
         else:
-            voice, body = parse_tag(raw)
+            tag = line_tag(raw)
+            voice, emotion = (None, EmotionSpec()) if tag is None else (tag.voice, tag.emotion)
+            body = raw if tag is None else raw[tag.end :]
         for words, pause in split_pauses(body):
             for piece in split_sentences(words, max_chars):
-                segments.append(Segment(piece, voice, number))
+                segments.append(Segment(piece, voice, number, emotion=emotion))
             if pause is not None and segments:
                 last = segments[-1]
                 segments[-1] = replace(last, pause=min((last.pause or 0.0) + pause, MAX_PAUSE_S))
@@ -133,21 +158,47 @@ def is_heading(line: str) -> bool:
     return _HEADING.match(line) is not None
 
 
-def tag_span(line: str) -> tuple[int, int, str] | None:
-    """Where a line's ``[Voice]`` tag is: ``(start, end, name)`` with ``end`` after the ``]``.
-    A pause tag at the start of a line is not a voice tag."""
+def line_tag(line: str) -> LineTag | None:
+    """A line's leading ``[Voice]`` / ``[Voice|emotion]`` / ``[|emotion]`` tag, None without one.
+    A pause tag at the start of a line is not a voice tag; an emotion that cannot be read is none,
+    with the reason in ``problem``."""
     match = _TAG.match(line)
-    if match is None or not match.group(1).strip() or _PAUSE.match(line, match.start(1) - 1):
+    if match is None or _PAUSE.match(line, match.start(1) - 1):
         return None
-    return match.start(1) - 1, match.end(), match.group(1).strip()
+    voice, part = match.group(1).strip() or None, match.group(2)
+    if voice is None and part is None:
+        return None
+    emotion, problem = EmotionSpec(), ""
+    if part is not None:
+        try:
+            emotion = parse_emotion(part)
+        except VoxDeskError as err:
+            problem = str(err)
+    return LineTag(match.start(1) - 1, match.end(), voice, emotion, problem)
+
+
+def tag_span(line: str) -> tuple[int, int, str] | None:
+    """Where a line's ``[Voice]`` tag is: ``(start, end, name)`` with ``end`` after the ``]``
+    (an emotion part included). A pause tag, or ``[|angry]`` (no voice), is not a voice tag."""
+    tag = line_tag(line)
+    if tag is None or tag.voice is None:
+        return None
+    return tag.start, tag.end, tag.voice
 
 
 def parse_tag(line: str) -> tuple[str | None, str]:
-    """``"[Alice] Hi"`` → ``("Alice", " Hi")``; a line without a tag → ``(None, line)``."""
-    span = tag_span(line)
-    if span is None:
+    """``"[Alice] Hi"`` → ``("Alice", " Hi")``; a line without a tag → ``(None, line)``. An
+    emotion part goes with the tag (:func:`line_tag` reads it)."""
+    tag = line_tag(line)
+    if tag is None:
         return None, line
-    return span[2], line[span[1] :]
+    return tag.voice, line[tag.end :]
+
+
+def bad_emotion_tags(line: str) -> list[tuple[str, str]]:
+    """A line's emotion tag that cannot be read, as ``[(tag as written, why)]`` (at most one)."""
+    tag = line_tag(line)
+    return [(line[tag.start : tag.end], tag.problem)] if tag is not None and tag.problem else []
 
 
 def split_sentences(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:

@@ -187,7 +187,7 @@ class EmotionForm(QWidget):
         self._offer_clip()
 
     def _offer_clip(self) -> None:
-        """"From another recording" is offered while there is a voice to take it from."""
+        """The "from another recording" source is offered while there is a voice to take it from."""
         item = self.source.model().item(SOURCES.index("clip"))  # type: ignore[attr-defined]
         item.setEnabled(self.voice.count() > 0)
 
