@@ -170,3 +170,22 @@ def test_the_segment_dialog_offers_the_emotion_and_language(qtbot):
     assert own is not None and own["emotion"] == {"kind": "none"} and own["language"] == "en"
     override = projects.SegmentOverride(emotion=own["emotion"], language=own["language"])
     assert override.emotion == EmotionSpec() and override.language == "en"
+
+
+def test_the_controls_read_in_chinese(qtbot):
+    from PySide6.QtWidgets import QApplication
+
+    from ui.i18n import install_translators, remove_translators
+
+    app = QApplication.instance()
+    translators = install_translators(app, "zh_CN")
+    try:
+        form = _form(qtbot, INDEXTTS.controls, LANGUAGES)
+        emotion = form.emotion
+        assert [emotion.source.itemText(i) for i in range(4)] == [
+            "声音自带的情感", "取自另一段录音", "用八个滑块设定", "取自一句描述"
+        ]  # fmt: skip
+        assert form.language.itemText(0) == "自动" and form.language.itemText(1) == "中文"
+        assert emotion.reset.text() == "重置" and "QwenEmotion" in emotion.text_reason.text()
+    finally:
+        remove_translators(app, translators)
