@@ -34,7 +34,7 @@ def _ref(rate: int = 24000) -> str:
 def test_the_server_speaks_with_a_reference_clip(ix_live) -> None:
     (model,) = httpx.get(ix_live.url + "/v1/models").json()["data"]
     assert model["architecture"] == "indextts25" and model["sample_rate"] == 22050
-    assert model["controls"] == ["reference"]
+    assert model["controls"] == ["emotion", "emotion_text", "language", "reference", "speed"]
     client = ix_live.client(max_retries=0, timeout=300)
 
     def speak() -> bytes:
