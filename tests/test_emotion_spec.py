@@ -182,3 +182,15 @@ def test_to_control_builds_the_request_control(library: VoiceLibrary) -> None:
 def test_to_control_names_a_missing_voice(library: VoiceLibrary) -> None:
     with pytest.raises(VoxDeskError, match="No voice is named “Carol”.*import one by that name"):
         to_control(parse_emotion("@Carol"), library)
+
+
+def test_a_new_voice_name_cannot_hold_the_emotion_bar(library: VoiceLibrary) -> None:
+    """``[A|B]`` is voice A with emotion B, so a new name may not hold "|"; an old one still loads."""
+    with pytest.raises(VoxDeskError, match=r"cannot contain \|"):
+        library.rename(library.find("Bob"), "Bob|angry")
+    with pytest.raises(VoxDeskError, match=r"cannot contain \|"):
+        library.create_from_samples(np.full(16000, 0.1, np.float32), 16000, "A|B")
+    from app.voices.voice import Voice
+
+    old = library.find("Bob").to_dict() | {"name": "Bob|old"}
+    assert Voice.from_dict(old).name == "Bob|old"

@@ -914,7 +914,8 @@ class MainWindow(QMainWindow):
         self.session.context = info.results_key
         self.voices.set_architecture(info.architecture)
         self.project.controls = self.model.controls  # the texts and fields this family takes
-        self.script.settings.set_controls(self.model.controls, info.languages)
+        self.script.set_controls(self.model.controls)  # its fields, help and emotion tag hints
+        self.script.settings.set_controls(self.model.controls, info.languages)  # with its languages
         self.script.rate.set_native(self.model.controls, info.label)
         self.voices.set_controls(self.model.controls)
         self._refresh_segments()

@@ -37,7 +37,7 @@ def describe_changes(changes: dict[str, Any]) -> str:
         elif name == "emotion" and value:
             parts.append(QCoreApplication.translate("StaleTakes", "emotion {0}").format(value))
         elif name == "emotion":
-            parts.append(QCoreApplication.translate("StaleTakes", "the voice's own emotion"))
+            parts.append(QCoreApplication.translate("StaleTakes", "no emotion"))
         elif name == "language" and value:
             parts.append(QCoreApplication.translate("StaleTakes", "language {0}").format(value))
         elif name == "language":

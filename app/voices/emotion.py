@@ -40,8 +40,7 @@ _LIST = re.compile(r"[,，、]")
 _QUOTED = re.compile(rf'\s*(?:"([^"]*)"|“([^“”]*)”|「([^「」]*)」)\s*({_NUMBER})?\s*')
 # (a clip's weight is a number from 0 to 1, so "@Track 2" names the voice "Track 2")
 _CLIP = re.compile(r"\s*@\s*(.+?)(?:\s+(0(?:\.\d{0,6})?|1(?:\.0{0,6})?|\.\d{1,6}))?\s*")
-NAMES_HINT = ", ".join(EMOTIONS)
-FORMS = 'angry, "angry 0.6", "happy 0.5, surprised 0.3", @Voice or a "description" in quotes'
+NAMES_HINT = ", ".join(EMOTIONS[:-1]) + f" or {EMOTIONS[-1]}"
 
 
 @dataclass(frozen=True)
@@ -136,7 +135,7 @@ def parse_emotion(tag: str) -> EmotionSpec:
         index = _NAMES.get(match.group(1).lower()) if match is not None else None
         if match is None or index is None:
             word = item.strip() or "(nothing)"
-            raise VoxDeskError(f"“{word}” is not an emotion: use {NAMES_HINT} (or {FORMS}).")
+            raise VoxDeskError(f"“{word}” is not an emotion: use {NAMES_HINT}.")
         if match.group(2) is None and len(items) > 1:
             raise VoxDeskError(f"Give each emotion its weight when naming several, e.g. "
                                f"happy 0.5, surprised 0.3 (“{item.strip()}” has none).")  # fmt: skip

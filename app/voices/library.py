@@ -275,7 +275,7 @@ class VoiceLibrary:
 
     def unique_name(self, wanted: str, exclude_id: str | None = None) -> str:
         """``wanted``, or ``wanted (2)``, ``(3)``… if a voice already has that name."""
-        base = check_name(wanted)
+        base = check_name(wanted, new=True)
         taken = {v.name.casefold() for v in self.list() if v.id != exclude_id}
         name, n = base, 2
         while name.casefold() in taken:
@@ -393,7 +393,7 @@ class VoiceLibrary:
 
     def rename(self, voice: Voice, new_name: str) -> Voice:
         """Rename; VoxDeskError if another voice already has that name."""
-        name = check_name(new_name)
+        name = check_name(new_name, new=True)
         if any(v.name.casefold() == name.casefold() and v.id != voice.id for v in self.list()):
             raise VoxDeskError(f"A voice named “{name}” already exists. Choose another name.")
         return self._save(replace(self.get(voice.id), name=name))

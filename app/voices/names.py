@@ -29,8 +29,10 @@ def clean_name(name: str) -> str:
     return " ".join(kept.split())
 
 
-def check_name(name: str) -> str:
-    """The cleaned name, or VoxDeskError saying why it cannot be a voice's name."""
+def check_name(name: str, new: bool = False) -> str:
+    """The cleaned name, or VoxDeskError saying why it cannot be a voice's name. ``new``: a name
+    being given (import, rename), which may not hold ``|`` either (``[Name|angry]`` gives a line
+    an emotion); a voice named before that rule keeps its name."""
     cleaned = clean_name(name)
     if not cleaned:
         if name.strip():
@@ -41,6 +43,8 @@ def check_name(name: str) -> str:
         raise VoxDeskError(f"That voice name is too long. Use at most {MAX_NAME} characters.")
     if "[" in name or "]" in name:
         raise VoxDeskError("A voice name cannot contain [ or ], because scripts use [Name] to pick voices.")
+    if new and "|" in name:
+        raise VoxDeskError("A voice name cannot contain |, because scripts use [Name|angry] for emotions.")
     return name
 
 

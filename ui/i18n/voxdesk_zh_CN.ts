@@ -1750,6 +1750,36 @@ Speak anyway? Choose No to trim the voice first.</source>
         <source>{0} is not a pause: write [pause 800ms] or [pause 1.5s].</source>
         <translation>{0} 不是停顿标记：请写成 [pause 800ms] 或 [pause 1.5s]。</translation>
     </message>
+    <message>
+        <location filename="../views/script_editor.py" line="1"/>
+        <source>[Anna|angry] or [Anna|happy 0.5, surprised 0.3] gives a line an emotion; [Anna|@Bob] takes it from Bob's recording, [Anna|"a quiet whisper"] from a description, [|sad] keeps the default voice.</source>
+        <translation>[Anna|愤怒] 或 [Anna|高兴 0.5，惊讶 0.3] 为一行指定情感；[Anna|@Bob] 取 Bob 录音中的情感，[Anna|“轻声耳语”] 按文字描述取情感，[|悲伤] 沿用默认声音。</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="1"/>
+        <source>[Voice|angry] gives a line an emotion.</source>
+        <translation>[声音|愤怒] 为一行指定情感。</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="1"/>
+        <source>The emotion in {0} cannot be read: {1}</source>
+        <translation>无法识别 {0} 中的情感：{1}</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="1"/>
+        <source>IndexTTS-2.5 speaks emotions; this model ignores tags such as {0}.</source>
+        <translation>IndexTTS-2.5 才能表达情感；当前模型会忽略 {0} 这类情感标记。</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="1"/>
+        <source>{0} describes an emotion in words, which needs the QwenEmotion model this folder lacks: install it from the Models page, or name the emotion (angry 0.6).</source>
+        <translation>{0} 用文字描述情感，这需要 QwenEmotion 模型，而此模型文件夹中没有：请在“模型”页面安装它，或直接写出情感名称（如 愤怒 0.6）。</translation>
+    </message>
+    <message>
+        <location filename="../views/script_editor.py" line="1"/>
+        <source>No voice is named [{0}] for {1}: import one by that name or change the tag.</source>
+        <translation>{1} 需要名为 [{0}] 的声音，但没有这个声音：请导入一个同名声音，或修改标记。</translation>
+    </message>
 </context>
 <context>
     <name>SegmentSettingsDialog</name>
@@ -2129,6 +2159,16 @@ Speak anyway? Choose No to trim the voice first.</source>
     </message>
     <message>
         <location filename="../stale_takes.py" line="1"/>
+        <source>emotion {0}</source>
+        <translation>情感 {0}</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="1"/>
+        <source>no emotion</source>
+        <translation>无情感</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="1"/>
         <source>other settings</source>
         <translation>其他设置</translation>
     </message>
@@ -2146,16 +2186,6 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../stale_takes.py" line="36"/>
         <source>no instruction</source>
         <translation>无指令</translation>
-    </message>
-    <message>
-        <location filename="../stale_takes.py" line="38"/>
-        <source>emotion {0}</source>
-        <translation>情感 {0}</translation>
-    </message>
-    <message>
-        <location filename="../stale_takes.py" line="40"/>
-        <source>the voice's own emotion</source>
-        <translation>声音自带的情感</translation>
     </message>
     <message>
         <location filename="../stale_takes.py" line="42"/>

@@ -25,7 +25,14 @@ from ui.views.failure_bar import FailureBar, fix_for
 from ui.views.generation_form import GenerationForm
 from ui.views.pacing import PauseForm, RateBox
 from ui.views.segment_table import SegmentTable
-from ui.views.tag_checker import TagHighlighter, bad_pauses, cast_tags, unknown_tags
+from ui.views.tag_checker import (
+    TagHighlighter,
+    bad_emotions,
+    bad_pauses,
+    cast_tags,
+    emotion_tags,
+    unknown_tags,
+)
 
 EDIT_SETTLE_MS = 300
 
@@ -60,6 +67,7 @@ class ScriptEditor(QWidget):
         self.fix_for: Callable[[int, str], str] = lambda _row, message: fix_for(message)
         self._voice_names: list[str] = []
         self._cast: dict[str, str] = {}  # the project's cast: [Character] -> voice
+        self._controls: frozenset[str] | None = None  # the loaded family's (None: no model yet)
         self.tag_warning = QLabel()
         self.tag_warning.setObjectName("tagWarning")
         self.tag_warning.setWordWrap(True)
@@ -163,20 +171,7 @@ class ScriptEditor(QWidget):
                 "(after the pronunciation list), as the official VoxCPM normalizer reads them"
             )
         )
-        self.editor.setPlaceholderText(
-            self.tr(
-                "Type or paste your script here. Start a line with [Voice name] to have another voice "
-                "speak it, e.g.\n[Anna] Hello there!\n"
-                "[pause 800ms] or [pause 1.5s] adds a pause, a blank line a paragraph pause, "
-                "and a line that starts with # (a heading) starts a chapter."
-            )
-        )
-        self.hint.setText(
-            self.tr(
-                "Sentences become segments. Tag a line with [Voice] for dialogue, [pause 1s] for a pause, "
-                "# for a chapter; Ctrl+Enter speaks."
-            )
-        )
+        self._show_help()
         self.rate_label.setText(self.tr("Speaking rate:"))
         self.rate.setToolTip(
             self.tr(
@@ -189,6 +184,36 @@ class ScriptEditor(QWidget):
         self.segments_box.setTitle(self.tr("Segments"))
         self.table.retranslate()
         self.failure.retranslate()
+
+    def _show_help(self) -> None:
+        """The placeholder and the hint under the editor; the emotion tag only for a model that
+        speaks emotions."""
+        placeholder = self.tr(
+            "Type or paste your script here. Start a line with [Voice name] to have another voice "
+            "speak it, e.g.\n[Anna] Hello there!\n"
+            "[pause 800ms] or [pause 1.5s] adds a pause, a blank line a paragraph pause, "
+            "and a line that starts with # (a heading) starts a chapter."
+        )
+        hint = self.tr(
+            "Sentences become segments. Tag a line with [Voice] for dialogue, [pause 1s] for a pause, "
+            "# for a chapter; Ctrl+Enter speaks."
+        )
+        if self._controls is not None and "emotion" in self._controls:
+            placeholder += "\n" + self.tr(
+                "[Anna|angry] or [Anna|happy 0.5, surprised 0.3] gives a line an emotion; "
+                '[Anna|@Bob] takes it from Bob\'s recording, [Anna|"a quiet whisper"] from a description, '
+                "[|sad] keeps the default voice."
+            )
+            hint += " " + self.tr("[Voice|angry] gives a line an emotion.")
+        self.editor.setPlaceholderText(placeholder)
+        self.hint.setText(hint)
+
+    def set_controls(self, controls: frozenset[str] | None) -> None:
+        """The loaded family's controls: its settings' fields, the help and the emotion hints."""
+        self._controls = controls
+        self.settings.set_controls(controls)
+        self._show_help()
+        self._check_tags()
 
     @staticmethod
     def _action_button(action: QAction) -> QToolButton:
@@ -237,7 +262,8 @@ class ScriptEditor(QWidget):
         known_voices = {n.casefold() for n in self._voice_names}
         cast = [(c, v) for c, v in cast_tags(self.text(), self._cast) if v.casefold() in known_voices]
         broken = bad_pauses(self.text())
-        if not unknown and not cast and not broken:
+        emotions = self._emotion_hints()
+        if not unknown and not cast and not broken and not emotions:
             self.tag_warning.hide()
             return
         lines = [
@@ -246,6 +272,7 @@ class ScriptEditor(QWidget):
             + "</span>"
             for tag in broken[:3]
         ]
+        lines += emotions
         change, remove = escape(self.tr("change")), escape(self.tr("remove"))
         for character, voice in cast[:5]:
             q = escape(character, quote=True)
@@ -264,6 +291,43 @@ class ScriptEditor(QWidget):
             )
         self.tag_warning.setText("<br>".join(lines))
         self.tag_warning.show()
+
+    def _emotion_hints(self) -> list[str]:
+        """Lines for the hint about emotion tags: those that cannot be read, and those the loaded
+        model cannot honour (a model without emotions ignores them; a description needs QwenEmotion;
+        a recording needs a voice of that name)."""
+        from html import escape
+
+        text = self.text()
+        problems = [
+            self.tr("The emotion in {0} cannot be read: {1}").format(*bad) for bad in bad_emotions(text)[:3]
+        ]
+        tags = emotion_tags(text)
+        controls = self._controls
+        ignored = ""
+        if controls is not None and "emotion" not in controls:
+            if tags:
+                ignored = self.tr(
+                    "IndexTTS-2.5 speaks emotions; this model ignores tags such as {0}."
+                ).format(tags[0][0])
+            tags = []
+        described = [tag for tag, spec in tags if spec.kind == "text"]
+        if described and controls is not None and "emotion_text" not in controls:
+            problems.append(
+                self.tr(
+                    "{0} describes an emotion in words, which needs the QwenEmotion model this folder lacks: "
+                    "install it from the Models page, or name the emotion (angry 0.6)."
+                ).format(described[0])
+            )
+        for tag, spec in tags:
+            if spec.kind == "clip" and not self.tags.is_known(spec.voice):
+                problems.append(
+                    self.tr(
+                        "No voice is named [{0}] for {1}: import one by that name or change the tag."
+                    ).format(spec.voice, tag)
+                )
+        lines = [f'<span style="color:#c81e1e">{escape(line)}</span>' for line in problems]
+        return lines + ([escape(ignored)] if ignored else [])
 
     def _tag_link(self, link: str) -> None:
         kind, _, name = link.partition(":")

@@ -5,13 +5,16 @@ for the hint under the editor, which offers the quick fixes. A tag the script's 
 voice (``[Carol]`` spoken by Ben) is known; :func:`cast_tags` lists those for the same hint.
 Pause tags (``[pause 800ms]``) are shown in italics and ``# heading`` lines (a chapter) in bold;
 :func:`bad_pauses` lists what looks like a pause tag but is not one (it would be read out).
+An emotion part (``[Anna|angry]``, ``[|sad]``) goes with the tag; :func:`bad_emotions` lists those
+that cannot be read and :func:`emotion_tags` those that can (a model without emotions ignores them).
 """
 
 from __future__ import annotations
 
 from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 
-from app.text.segmenter import bad_pause_tags, is_heading, pause_spans, tag_span
+from app.text.segmenter import bad_pause_tags, is_heading, line_tag, pause_spans, tag_span
+from app.voices.emotion import EmotionSpec
 
 UNKNOWN_RED = QColor(200, 30, 30)
 PAUSE_BLUE = QColor(20, 100, 160)
@@ -48,6 +51,26 @@ def bad_pauses(text: str) -> list[str]:
     return list(seen)
 
 
+def bad_emotions(text: str) -> list[tuple[str, str]]:
+    """(tag as written, why) for each emotion tag in ``text`` that cannot be read, each once."""
+    seen: dict[str, str] = {}
+    for line in text.splitlines():
+        tag = line_tag(line)
+        if tag is not None and tag.problem:
+            seen.setdefault(line[tag.start : tag.end], tag.problem)
+    return list(seen.items())
+
+
+def emotion_tags(text: str) -> list[tuple[str, EmotionSpec]]:
+    """(tag as written, its emotion) for each tag in ``text`` that gives its line one, each once."""
+    seen: dict[str, EmotionSpec] = {}
+    for line in text.splitlines():
+        tag = line_tag(line)
+        if tag is not None and not tag.emotion.is_none():
+            seen.setdefault(line[tag.start : tag.end], tag.emotion)
+    return list(seen.items())
+
+
 class TagHighlighter(QSyntaxHighlighter):
     def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
@@ -81,12 +104,14 @@ class TagHighlighter(QSyntaxHighlighter):
         for tag in bad_pause_tags(text):
             start = text.find(tag)
             self.setFormat(start, len(tag), self._unknown)
-        span = tag_span(text)
-        if span is None or bad_pause_tags(text[: span[1]]):
+        tag = line_tag(text)
+        if tag is None or bad_pause_tags(text[: tag.end]):
             return
-        start, end, name = span
-        fmt = self._known if self.is_known(name) else self._unknown
-        self.setFormat(start, end - start, fmt)
+        if tag.problem or (tag.voice is not None and not self.is_known(tag.voice)):
+            fmt = self._unknown
+        else:  # a known voice in bold; "[|sad]" (the default voice) as a pause tag is shown
+            fmt = self._pause if tag.voice is None else self._known
+        self.setFormat(tag.start, tag.end - tag.start, fmt)
 
 
 def tag_format_at(document: QTextDocument, line: int, column: int) -> QTextCharFormat | None:
