@@ -80,6 +80,7 @@ def test_changing_the_emotion_marks_finished_takes_stale(qtbot, home, tiny_ix, t
     sad = EmotionSpec("vector", vector=(0, 0, 0.8, 0, 0, 0, 0, 0))
     assert segment.status == "done" and segment.job.emotion == sad
     assert window.session.stale_indices() == []
+    assert window.script.table.item(0, 1).toolTip() == "Emotion: sad 0.8"  # the line's, on its voice
     form = window.script.settings
     form.language.setCurrentIndex(form.language.findData("en"))
     assert window.session.stale_indices() == [0]

@@ -466,6 +466,7 @@ class MainWindow(QMainWindow):
             check=check,
             seed=seg.seed,
             stale=describe_changes(seg.stale) if seg.status == "done" else "",
+            emotion=job.emotion.label(),
             playing=index == self._playing_index,
             position=self._playing_at if index == self._playing_index else None,
         )

@@ -776,6 +776,11 @@ lower another to raise this one</source>
         <source>Emotion:</source>
         <translation>情感：</translation>
     </message>
+    <message>
+        <location filename="../views/generation_form.py" line="109"/>
+        <source>Language:</source>
+        <translation>语言：</translation>
+    </message>
 </context>
 <context>
     <name>ImportBookDialog</name>
@@ -1980,6 +1985,11 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../views/segment_table.py"/>
         <source>*: this segment has its own settings or a kept seed (Segment settings…)</source>
         <translation>*：此片段有自己的设置或保留的种子（片段设置…）</translation>
+    </message>
+    <message>
+        <location filename="../views/segment_table.py" line="287"/>
+        <source>Emotion: {0}</source>
+        <translation>情感：{0}</translation>
     </message>
 </context>
 <context>

@@ -97,14 +97,17 @@ class EmotionForm(QWidget):
             slider.setMinimumWidth(60)
             caption.setBuddy(slider)
             number = QLabel()
-            grid.addWidget(caption, row, 3 * column, Qt.AlignmentFlag.AlignRight)
-            grid.addWidget(slider, row, 3 * column + 1)
-            grid.addWidget(number, row, 3 * column + 2)
-            grid.setColumnStretch(3 * column + 1, 1)
+            number.setMinimumWidth(number.fontMetrics().horizontalAdvance("0.00") + 2)
+            first = 4 * column  # caption, slider, number, then a gap before the next
+            grid.addWidget(caption, row, first, Qt.AlignmentFlag.AlignRight)
+            grid.addWidget(slider, row, first + 1)
+            grid.addWidget(number, row, first + 2)
+            grid.setColumnStretch(first + 1, 1)
+            grid.setColumnMinimumWidth(first + 3, 10)
             self.sliders[emotion], self.numbers[emotion] = slider, number
             slider.valueChanged.connect(lambda value, e=emotion: self._moved(e, value))
-        grid.addWidget(self.total, 0, 3 * COLUMNS)
-        grid.addWidget(self.reset, 1, 3 * COLUMNS)
+        grid.addWidget(self.total, 0, 4 * COLUMNS)
+        grid.addWidget(self.reset, 1, 4 * COLUMNS)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
