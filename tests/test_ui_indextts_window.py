@@ -61,8 +61,21 @@ def test_indextts_emotion_language_and_rate_reach_the_request_and_the_project_fi
     assert plain.emotion.kind == "clip" and plain.emotion.clip_rate == bob.sample_rate
     assert np.array_equal(plain.emotion.clip, window.library.audio(bob))
 
+    window.actions.edit_segment_settings(0)  # the line's own: shown, and replaced in the dialog
+    dialog = window.actions.dialog
+    assert dialog.form.emotion.isVisible() and dialog.form.emotion.sliders["angry"].value() == 80
+    dialog.custom.setChecked(True)
+    dialog.form.emotion.source.setCurrentIndex(dialog.form.emotion.source.findData("text"))
+    dialog.form.emotion.text.setText("tired but kind")
+    dialog.form.language.setCurrentIndex(dialog.form.language.findData("zh"))
+    dialog.accept()
+    tagged, _plain = _requests(window)
+    assert tagged.emotion.text == "tired but kind" and tagged.language == "zh"
+
     path = window.project.save(tmp_path / "script")
     window.set_project(projects.Project.load(path))
+    own = window.project.overrides[window.project.jobs()[0].key]
+    assert own.emotion == EmotionSpec("text", text="tired but kind") and own.language == "zh"
     assert form.emotion.kind() == "clip" and form.emotion.voice.currentData() == "Bob"
     assert form.values()["emotion"] == {"kind": "clip", "voice": "Bob", "weight": 0.9}
     assert form.language.currentData() == "en" and window.script.rate.value() == 1.25
