@@ -79,6 +79,13 @@ def test_indextts_emotion_language_and_rate_reach_the_request_and_the_project_fi
     assert form.emotion.kind() == "clip" and form.emotion.voice.currentData() == "Bob"
     assert form.values()["emotion"] == {"kind": "clip", "voice": "Bob", "weight": 0.9}
     assert form.language.currentData() == "en" and window.script.rate.value() == 1.25
+
+    window.voices.refresh(select_id=bob.id)  # the emotion's voice follows a rename
+    window.voices.name.setText("Robert")
+    window.voices.name.editingFinished.emit()
+    assert window.project.settings.emotion == EmotionSpec("clip", voice="Robert", weight=0.9)
+    voices = form.emotion.voice
+    assert voices.currentData() == "Robert" and voices.findData("Bob") < 0
     assert dialogs.errors == []
 
 
