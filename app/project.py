@@ -9,8 +9,9 @@ The window calls :meth:`Project.autosave` after each change, so a crash loses no
 Segments are identified by a key made from their voice and text (plus a counter for repeats), so
 overrides and finished audio follow a sentence when the text around it is edited. A result is
 current only while its *fingerprint* (what was synthesised: text after pronunciation, voice, cfg,
-timesteps, voice design, speaking rate, and a caller-supplied context such as the model id) still
-matches.
+timesteps, voice design, speaking rate, emotion (a line's ``[Voice|angry]``), and a
+caller-supplied context such as the model id) still matches; the key does not hold the emotion, so
+a line whose tag changes keeps its overrides and its take, marked stale.
 
 The speaking rate of a segment is its line's override, else its voice's own rate
 (``Project.voice_rates``, from the voice library), else the script's (``ScriptSettings.rate``).

@@ -7,6 +7,7 @@ import pytest
 
 from app.engine.request import EMOTIONS, EmotionControl
 from app.errors import VoxDeskError
+from app.text.segmenter import line_tag
 from app.voices.emotion import CN_NAMES, EmotionSpec, parse_emotion, to_control
 from app.voices.library import VoiceLibrary
 
@@ -93,6 +94,25 @@ def test_json_round_trip(spec: EmotionSpec) -> None:
     data = json.loads(json.dumps(spec.to_dict()))
     assert EmotionSpec.from_dict(data) == spec
     assert EmotionSpec.from_dict({**data, "unknown": 1}) == spec  # a newer file's extra key
+
+
+@pytest.mark.parametrize(
+    "tag",
+    ["angry", "angry 0.6", "happy 0.5, surprised 0.3", "calm 0", "@Bob", "@Bob Smith 0.6", '"a whisper"',
+     '"" 0.5', '“say "hi" softly”', "高兴 0.4、惊讶 0.2", "「开心」 0.3"],
+)  # fmt: skip
+def test_tag_writes_what_parse_reads_back(tag: str) -> None:
+    spec = parse_emotion(tag)
+    assert parse_emotion(spec.tag()) == spec
+
+
+def test_tag_of_what_no_script_wrote() -> None:
+    assert EmotionSpec().tag() == ""
+    assert EmotionSpec("vector", vector=vec(angry=0.8), weight=0.5).tag() == "angry 0.4"
+    tiny = EmotionSpec("vector", vector=vec(sad=0.000001))
+    assert tiny.tag() == "sad 0.000001" and parse_emotion(tiny.tag()) == tiny
+    assert EmotionSpec("text", text='[loud] and "“「x」”"').tag() == '"(loud) and “「x」”"'
+    assert line_tag(f"[Anna|{EmotionSpec('text', text='a [b]').tag()}] hi").emotion.text == "a (b)"
 
 
 def test_a_dict_holds_only_its_kind() -> None:

@@ -8,7 +8,7 @@ import pytest
 from app.engine.request import EMOTIONS
 from app.project import Project
 from app.takes import Made, take_changes
-from app.text.segmenter import Segment, bad_emotion_tags, line_tag, parse_tag, split_script, tag_span
+from app.text.segmenter import Segment, line_tag, parse_tag, split_script, tag_span
 from app.voices.emotion import EmotionSpec, parse_emotion
 
 INDEXTTS = frozenset({"reference", "speed", "emotion", "language"})
@@ -73,11 +73,11 @@ def test_a_broken_emotion_is_a_plain_message_and_the_line_is_still_spoken() -> N
     line = "[Anna|furious] Get out!"
     segs = split_script(line)
     assert [(s.text, s.voice, s.emotion.is_none()) for s in segs] == [("Get out!", "Anna", True)]
-    ((tag, why),) = bad_emotion_tags(line)
-    assert tag == "[Anna|furious]" and "“furious” is not an emotion" in why and "\n" not in why
-    assert line_tag(line).problem == why
-    assert bad_emotion_tags("[Anna|angry] fine") == [] and bad_emotion_tags("[Anna] fine") == []
-    assert "Give each emotion its weight" in bad_emotion_tags("[|happy, sad] x")[0][1]
+    tag = line_tag(line)
+    assert line[tag.start : tag.end] == "[Anna|furious]" and tag.emotion.is_none()
+    assert "“furious” is not an emotion" in tag.problem and "\n" not in tag.problem
+    assert line_tag("[Anna|angry] fine").problem == "" and line_tag("[Anna] fine").problem == ""
+    assert "Give each emotion its weight" in line_tag("[|happy, sad] x").problem
 
 
 def test_jobs_carry_the_line_emotion_only_for_a_family_that_speaks_emotions() -> None:

@@ -4,7 +4,9 @@ ignores, a description without QwenEmotion and a recording's voice that does not
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtGui import QTextCharFormat
+from ui_fixtures import home  # noqa: F401
 
 from ui.stale_takes import describe_changes
 from ui.views.script_editor import ScriptEditor
@@ -108,3 +110,36 @@ def test_the_emotion_help_and_hints_in_chinese(qtbot):
         assert describe_changes({"emotion": ""}) == "无情感"
     finally:
         remove_translators(app, translators)
+
+
+def test_the_dub_reads_each_cue_emotion_for_a_model_that_speaks_emotions(qtbot, home, tmp_path):  # noqa: F811
+    """The subtitle view's dub gets each distinct emotion's control, read on the GUI thread (a
+    recording through the script's cast); a model without emotions gets none."""
+    from PySide6.QtCore import Qt
+    from ui_fixtures import ScriptedDialogs, open_window, wait_for_imports, write_voice_file
+
+    from app.engine.request import EmotionControl
+    from app.errors import VoxDeskError
+    from app.longform.subtitles import Cue
+    from app.voices.emotion import parse_emotion
+    from ui.engine_host import ModelInfo
+
+    dialogs = ScriptedDialogs()
+    window = open_window(qtbot, None, dialogs)
+    dialogs.files.append(write_voice_file(tmp_path / "Anna.wav", 220))
+    qtbot.mouseClick(window.voices.import_button, Qt.MouseButton.LeftButton)
+    wait_for_imports(qtbot, window)
+    window.project.set_cast("Carol", "Anna")
+    tags = ["@Carol 0.5", "angry", "@Nobody", "angry"]
+    window.dubbing.cues = [Cue(n, n, n + 0.5, "Hi.", emotion=parse_emotion(t)) for n, t in enumerate(tags)]
+    window.model.info = ModelInfo("IndexTTS-2.5", "ix", "indextts25", 22050, 16000, "CPU", controls=INDEXTTS)
+    emotions = window.dubbing._emotions()
+    assert set(emotions) == {parse_emotion(t) for t in tags}
+    carol = emotions[parse_emotion("@Carol 0.5")]
+    assert isinstance(carol, EmotionControl) and carol.weight == 0.5
+    anna = window.library.find("Anna")
+    np.testing.assert_array_equal(carol.clip, window.library.audio(anna))
+    assert emotions[parse_emotion("angry")].vector == parse_emotion("angry").vector
+    assert isinstance(emotions[parse_emotion("@Nobody")], VoxDeskError)
+    window.model.info = ModelInfo("VoxCPM2", "v2", "voxcpm2", 48000, 16000, "CPU", controls=VOXCPM2)
+    assert window.dubbing._emotions() is None

@@ -12,6 +12,7 @@ the window asks first.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,7 +123,7 @@ class Dubbing(QObject):
             return
         if not self.settle():
             return
-        prompts = self._prompts()
+        prompts, emotions = self._prompts(), self._emotions()
         p = self.w.project.settings
         settings = DubSettings(
             max_rate_change=self.view.rate_box.value() / 100,
@@ -146,7 +147,16 @@ class Dubbing(QObject):
         self.view.show_check(checker is not None)
         self.view.set_busy(True, has_results=False)
         self.view.set_progress(0, len(self.cues), None)
-        args = (self._backend, list(self.cues), prompts, self.sample_rate, settings, checker, policy)
+        args = (
+            self._backend,
+            list(self.cues),
+            prompts,
+            emotions,
+            self.sample_rate,
+            settings,
+            checker,
+            policy,
+        )
         threading.Thread(target=self._run, args=args, name="voxdesk-dub", daemon=True).start()
 
     def _prompts(self) -> dict[str | None, Any]:
@@ -168,7 +178,31 @@ class Dubbing(QObject):
                 prompts[tag] = VoxDeskError(report(exc, "preparing a voice"))
         return prompts
 
-    def _run(self, backend, cues, prompts, rate, settings, checker, policy) -> None:
+    def _emotions(self) -> dict[Any, Any] | None:
+        """Each cue emotion's request control (or the error that it has none), read here on the GUI
+        thread like the prompts; a clip's [Character] goes through the script's cast. None for a
+        model without emotions: its cues are spoken without (the script editor says so)."""
+        from app.voices.emotion import to_control
+
+        if "emotion" not in (self.w.model.controls or ()):
+            return None
+        cast = {k.casefold(): v for k, v in self.w.project.cast.items()}
+        emotions: dict[Any, Any] = {}
+        for spec in {cue.emotion for cue in self.cues if cue.speakable and not cue.emotion.is_none()}:
+            named = (
+                replace(spec, voice=cast.get(spec.voice.casefold(), spec.voice))
+                if spec.kind == "clip"
+                else spec
+            )
+            try:
+                emotions[spec] = to_control(named, self.w.library)
+            except VoxDeskError as exc:
+                emotions[spec] = exc
+            except Exception as exc:  # noqa: BLE001 - a recording that cannot be read fails its cues
+                emotions[spec] = VoxDeskError(report(exc, "reading an emotion's recording"))
+        return emotions
+
+    def _run(self, backend, cues, prompts, emotions, rate, settings, checker, policy) -> None:
         from app.longform.dub import dub
 
         def prompt_for(voice: str | None) -> Any:
@@ -177,10 +211,16 @@ class Dubbing(QObject):
                 raise found
             return found
 
+        def emotion_for(spec: Any) -> Any:
+            found = emotions.get(spec) if emotions is not None else None
+            if isinstance(found, VoxDeskError):
+                raise found
+            return found
+
         try:
             results: Any = dub(backend, cues, prompt_for, rate, settings, checker=checker, policy=policy,
                                cancel=self._cancel, progress=self._progress.emit,
-                               on_result=self._decided.emit)  # fmt: skip
+                               on_result=self._decided.emit, emotion_for=emotion_for)  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - shown by the GUI thread
             results = report(exc, "dubbing the subtitles")
         finally:

@@ -28,9 +28,10 @@ import numpy as np
 from app.backcheck.score import Score
 from app.backcheck.takes import CheckPolicy, take_seed
 from app.engine.events import AudioChunk, RequestFailed, RequestFinished, RequestRetried
-from app.engine.request import SynthRequest
+from app.engine.request import EmotionControl, SynthRequest
 from app.errors import VoxDeskError
 from app.longform.subtitles import Cue
+from app.voices.emotion import EmotionSpec
 
 DEFAULT_MAX_RATE_CHANGE = 0.25
 MAX_RATE_CHANGE_LIMIT = 0.5  # change_rate's range is 0.5x-2.0x
@@ -134,26 +135,30 @@ def dub(
     cancel: threading.Event | None = None,
     progress: Callable[[DubProgress], None] | None = None,
     on_result: Callable[[int, CueResult], None] | None = None,
+    emotion_for: Callable[[EmotionSpec], EmotionControl | None] | None = None,
 ) -> list[CueResult]:
     """Speak and fit every cue; returns one :class:`CueResult` per cue, in order.
 
     ``prompt_for(voice)`` gives the VoicePrompt of a cue's voice (None: the default voice) or
     raises VoxDeskError (that cue fails with its message). ``checker`` is a
     :class:`app.backcheck.worker.CheckWorker` (or None) judged by ``policy``. ``on_result(i, r)``
-    is called as each cue is decided. A cancelled run returns what was decided, the rest
-    "cancelled"."""
+    is called as each cue is decided. ``emotion_for(spec)`` gives the request's emotion of a cue's
+    ``[Voice|emotion]`` (None, or no ``emotion_for``: a backend whose model has no emotions
+    speaks without) or raises VoxDeskError (that cue fails with its message). A cancelled run
+    returns what was decided, the rest "cancelled"."""
     return _Run(backend, cues, prompt_for, sample_rate, settings, checker, policy or CheckPolicy(),
-                cancel or threading.Event(), progress, on_result).run()  # fmt: skip
+                cancel or threading.Event(), progress, on_result, emotion_for).run()  # fmt: skip
 
 
 class _Run:
     def __init__(self, backend, cues, prompt_for, sample_rate, settings, checker, policy, cancel,
-                 progress, on_result) -> None:  # fmt: skip
+                 progress, on_result, emotion_for) -> None:  # fmt: skip
         self.backend, self.rate, self.settings = backend, int(sample_rate), settings
         self.checker, self.policy, self.cancel = checker, policy, cancel
         self.progress, self.on_result = progress, on_result
         self.results = [CueResult(c) for c in cues]
         self.prompt_for = prompt_for
+        self.emotion_for = emotion_for
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self.open: dict[int, _Open] = {}
         self.keys = itertools.count()
@@ -171,6 +176,7 @@ class _Run:
         if self.checker is not None:
             self.checker.on_result = lambda r: self.inbox.put(("check", r))
         prompts: dict[str | None, Any] = {}
+        emotions: dict[EmotionSpec, Any] = {}
         for i, result in enumerate(self.results):
             cue = result.cue
             if not cue.speakable:
@@ -182,13 +188,15 @@ class _Run:
                     prompts[key] = self.prompt_for(cue.voice)
             except VoxDeskError as exc:
                 prompts[key] = exc
-            if isinstance(prompts[key], VoxDeskError):
-                result.message = str(prompts[key])
+            emotion = self._emotion(cue.emotion, emotions)
+            failure = next((v for v in (prompts[key], emotion) if isinstance(v, VoxDeskError)), None)
+            if failure is not None:
+                result.message = str(failure)
                 self._decide(i, "failed")
                 continue
             s = self.settings
             request = SynthRequest(cue.text, prompts[key], s.seed, s.cfg_value, s.inference_timesteps,
-                                   s.min_len, s.max_len, normalize=s.normalize)  # fmt: skip
+                                   s.min_len, s.max_len, normalize=s.normalize, emotion=emotion)  # fmt: skip
             self.open[i] = _Open(result, request)
             self._submit(i, 1, request)
         self._report()
@@ -207,6 +215,18 @@ class _Run:
             else:
                 self._event(*item[1:])
         return self.results
+
+    def _emotion(self, spec: EmotionSpec, known: dict[EmotionSpec, Any]) -> Any:
+        """A cue's emotion control (or the error that it has none), made once per distinct
+        emotion, so a recording is read once."""
+        if self.emotion_for is None or spec.is_none():
+            return None
+        if spec not in known:
+            try:
+                known[spec] = self.emotion_for(spec)
+            except VoxDeskError as exc:
+                known[spec] = exc
+        return known[spec]
 
     def _submit(self, index: int, take: int, request: SynthRequest) -> None:
         # events may arrive before submit returns the backend's handle: they carry a key of ours

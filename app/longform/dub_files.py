@@ -169,9 +169,17 @@ def to_spoken_srt(results: Sequence[CueResult]) -> str:
     out = []
     for n, r in enumerate(results, 1):
         end = r.spoken_end if r.spoken > 0 else r.cue.end
-        text = (f"[{r.cue.voice}] " if r.cue.voice else "") + r.cue.text
+        text = _tag(r.cue) + r.cue.text
         out.append(f"{n}\n{srt_time(r.cue.start)} --> {srt_time(end)}\n{text.strip() or ' '}\n")
     return "\n".join(out)
+
+
+def _tag(cue: Cue) -> str:
+    """A cue's voice and emotion tag as the file had it ("[Anna|angry] "), "" for neither."""
+    emotion = cue.emotion.tag()
+    if emotion:
+        return f"[{cue.voice or ''}|{emotion}] "
+    return f"[{cue.voice}] " if cue.voice else ""
 
 
 def report_data(results: Sequence[CueResult], sample_rate: int, seconds: float) -> dict:
@@ -191,6 +199,8 @@ def report_data(results: Sequence[CueResult], sample_rate: int, seconds: float) 
             "takes": [round(t, 3) for t in r.takes],
             "seed": r.seed,
         }
+        if not r.cue.emotion.is_none():
+            entry["emotion"] = r.cue.emotion.to_dict()
         if r.score is not None:
             entry["check"] = {"metric": r.score.metric, "score": round(r.score.value, 4),
                               "heard": r.score.heard, "flagged": r.flagged}  # fmt: skip

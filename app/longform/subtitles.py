@@ -4,7 +4,8 @@ Parsing is left to kept parsers (``srt``, ``webvtt-py``); this module checks wha
 and turns each cue into a :class:`Cue`: its lines joined with a space, markup dropped (``<i>``,
 ``<font …>``, WebVTT ``<c.x>`` and timestamp tags, ASS overrides such as ``{\\an8}``, HTML
 entities), and its speaker taken from a leading ``[Voice]`` tag (the script's tag syntax,
-app/text/segmenter.py) or a WebVTT ``<v Voice>`` span.
+app/text/segmenter.py) or a WebVTT ``<v Voice>`` span; the tag's emotion part (``[Anna|angry]``)
+is the cue's emotion (IndexTTS-2.5).
 
 A file is refused whole, with one plain line naming what is wrong, rather than imported with
 cues missing: a file that does not parse (or whose cue count does not match its timing lines),
@@ -17,12 +18,13 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.errors import VoxDeskError
 from app.export import srt_time as clock
-from app.text.segmenter import parse_tag
+from app.text.segmenter import line_tag
+from app.voices.emotion import EmotionSpec
 
 MAX_BYTES = 20_000_000  # a feature film's subtitles are ~100 kB
 MAX_CUES = 20_000
@@ -48,6 +50,7 @@ class Cue:
     end: float
     text: str  # what is spoken: markup and the voice tag dropped, lines joined
     voice: str | None = None  # the cue's [Voice] or <v Voice>; None: the dub's default voice
+    emotion: EmotionSpec = field(default_factory=EmotionSpec)  # its [Voice|emotion]; none: none
 
     @property
     def slot(self) -> float:
@@ -58,16 +61,19 @@ class Cue:
         return bool(_SPEAKABLE.search(self.text))
 
 
-def clean(raw: str) -> tuple[str | None, str]:
-    """A cue's raw text → (voice or None, spoken text): markup out, lines joined, tag parsed."""
+def clean(raw: str) -> tuple[str | None, EmotionSpec, str]:
+    """A cue's raw text → (voice or None, emotion, spoken text): markup out, lines joined, tag
+    parsed (an emotion that cannot be read is none, as in a script)."""
     span = _VOICE_SPAN.search(raw)
     text = _TAG.sub("", _ASS.sub("", raw))
     text = html.unescape(" ".join(line.strip() for line in text.splitlines()))
     text = " ".join(text.split())
-    voice, body = parse_tag(text)
+    tag = line_tag(text)
+    voice, emotion = (None, EmotionSpec()) if tag is None else (tag.voice, tag.emotion)
+    body = text if tag is None else text[tag.end :]
     if voice is None and span is not None:
         voice = span.group(1).strip() or None
-    return voice, body.strip()
+    return voice, emotion, body.strip()
 
 
 def load_subtitles(path: str | Path) -> list[Cue]:
@@ -84,8 +90,8 @@ def load_subtitles(path: str | Path) -> list[Cue]:
         )
     cues = []
     for number, (start, end, body) in enumerate(raw, 1):
-        voice, spoken = clean(body)
-        cues.append(Cue(number, start, end, spoken, voice))
+        voice, emotion, spoken = clean(body)
+        cues.append(Cue(number, start, end, spoken, voice, emotion))
     _check_timing(cues, path)
     return cues
 

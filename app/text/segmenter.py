@@ -9,8 +9,8 @@ Rules, in order:
    line an emotion (IndexTTS-2.5; app/voices/emotion.py has the forms): ``[Anna|angry]``,
    ``[Anna|happy 0.5, surprised 0.3]``, ``[Anna|@Bob]`` (Bob's recording's emotion),
    ``[Anna|"a quiet whisper"]``; ``[|angry]`` keeps the default voice. An emotion that cannot be
-   read leaves the line without one (``Segment.emotion`` none), and :func:`bad_emotion_tags`
-   says why, for the window.
+   read leaves the line without one (``Segment.emotion`` none), and :func:`line_tag`'s
+   ``problem`` says why, for the window.
 2. Each line is split into sentences after ``。！？；…!?;`` and after ``.`` when a space or the end
    of the line follows (so ``3.14`` and ``e.g.`` inside a sentence stay together). Closing quotes
    and brackets stay with the sentence they close.
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from app.errors import VoxDeskError
 from app.voices.emotion import EmotionSpec, parse_emotion
@@ -162,28 +163,38 @@ def line_tag(line: str) -> LineTag | None:
     """A line's leading ``[Voice]`` / ``[Voice|emotion]`` / ``[|emotion]`` tag, None without one.
     A pause tag at the start of a line is not a voice tag; an emotion that cannot be read is none,
     with the reason in ``problem``."""
+    match = _tag_match(line)
+    if match is None:
+        return None
+    part = match.group(2)
+    emotion, problem = (EmotionSpec(), "") if part is None else _read_emotion(part)
+    return LineTag(match.start(1) - 1, match.end(), match.group(1).strip() or None, emotion, problem)
+
+
+def _tag_match(line: str) -> re.Match[str] | None:
     match = _TAG.match(line)
     if match is None or _PAUSE.match(line, match.start(1) - 1):
         return None
-    voice, part = match.group(1).strip() or None, match.group(2)
-    if voice is None and part is None:
-        return None
-    emotion, problem = EmotionSpec(), ""
-    if part is not None:
-        try:
-            emotion = parse_emotion(part)
-        except VoxDeskError as err:
-            problem = str(err)
-    return LineTag(match.start(1) - 1, match.end(), voice, emotion, problem)
+    return match if match.group(1).strip() or match.group(2) is not None else None
+
+
+@lru_cache(maxsize=4096)
+def _read_emotion(part: str) -> tuple[EmotionSpec, str]:
+    """A tag's emotion part read once (the editor checks every line at each key): the spec, or
+    none and why it cannot be read."""
+    try:
+        return parse_emotion(part), ""
+    except VoxDeskError as err:
+        return EmotionSpec(), str(err)
 
 
 def tag_span(line: str) -> tuple[int, int, str] | None:
     """Where a line's ``[Voice]`` tag is: ``(start, end, name)`` with ``end`` after the ``]``
     (an emotion part included). A pause tag, or ``[|angry]`` (no voice), is not a voice tag."""
-    tag = line_tag(line)
-    if tag is None or tag.voice is None:
+    match = _tag_match(line)  # (not line_tag: the editor asks this of every line at each key)
+    if match is None or not match.group(1).strip():
         return None
-    return tag.start, tag.end, tag.voice
+    return match.start(1) - 1, match.end(), match.group(1).strip()
 
 
 def parse_tag(line: str) -> tuple[str | None, str]:
@@ -193,12 +204,6 @@ def parse_tag(line: str) -> tuple[str | None, str]:
     if tag is None:
         return None, line
     return tag.voice, line[tag.end :]
-
-
-def bad_emotion_tags(line: str) -> list[tuple[str, str]]:
-    """A line's emotion tag that cannot be read, as ``[(tag as written, why)]`` (at most one)."""
-    tag = line_tag(line)
-    return [(line[tag.start : tag.end], tag.problem)] if tag is not None and tag.problem else []
 
 
 def split_sentences(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:

@@ -98,6 +98,26 @@ class EmotionSpec:
         """A stable text of what decides the audio (for take fingerprints); "" for none."""
         return "" if self.is_none() else json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False)
 
+    def tag(self) -> str:
+        """The script tag form that :func:`parse_emotion` reads back as this spec ("" for none), to
+        write a line's emotion into a file. A vector at a weight below 1 is written as its weights
+        times that weight (truncated to 4 places, as the request applies it)."""
+        if self.kind == "vector":
+            scale = self.weight
+            values = [v if scale == 1.0 else int(v * scale * 10000) / 10000 for v in self.vector]
+            named = [f"{name} {_plain(value)}" for name, value in zip(EMOTIONS, values, strict=True) if value]
+            return ", ".join(named) or f"{EMOTIONS[-1]} 0"
+        strength = "" if self.weight == 1.0 else f" {_plain(self.weight)}"
+        if self.kind == "clip":
+            return f"@{self.voice}{strength}"
+        if self.kind == "text":
+            text = " ".join(self.text.replace("[", "(").replace("]", ")").split())
+            quoted = next(
+                (f"{a}{text}{b}" for a, b in ('""', "“”", "「」") if a not in text and b not in text), None
+            )
+            return (quoted or f'"{text.replace(chr(34), "")}"') + strength
+        return ""
+
     def label(self) -> str:
         """Short, for the window: "angry 0.8", "like Bob's recording", "“whispering”" (""=none)."""
         if self.kind == "vector":
@@ -167,6 +187,11 @@ def to_control(spec: EmotionSpec, library: VoiceLibrary) -> EmotionControl | Non
         control = EmotionControl(clip=library.audio(voice), clip_rate=voice.sample_rate, weight=spec.weight)
     control.check()
     return control
+
+
+def _plain(value: float) -> str:
+    """A weight as the tag form reads it: up to 6 places, never an exponent (1e-06)."""
+    return f"{value:.6f}".rstrip("0").rstrip(".") or "0"
 
 
 def _weight(text: str | None) -> float:

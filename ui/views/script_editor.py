@@ -27,7 +27,6 @@ from ui.views.pacing import PauseForm, RateBox
 from ui.views.segment_table import SegmentTable
 from ui.views.tag_checker import (
     TagHighlighter,
-    bad_emotions,
     bad_pauses,
     cast_tags,
     emotion_tags,
@@ -298,11 +297,8 @@ class ScriptEditor(QWidget):
         a recording needs a voice of that name)."""
         from html import escape
 
-        text = self.text()
-        problems = [
-            self.tr("The emotion in {0} cannot be read: {1}").format(*bad) for bad in bad_emotions(text)[:3]
-        ]
-        tags = emotion_tags(text)
+        bad, tags = emotion_tags(self.text())
+        problems = [self.tr("The emotion in {0} cannot be read: {1}").format(*b) for b in bad[:3]]
         controls = self._controls
         ignored = ""
         if controls is not None and "emotion" not in controls:

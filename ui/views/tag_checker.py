@@ -5,8 +5,8 @@ for the hint under the editor, which offers the quick fixes. A tag the script's 
 voice (``[Carol]`` spoken by Ben) is known; :func:`cast_tags` lists those for the same hint.
 Pause tags (``[pause 800ms]``) are shown in italics and ``# heading`` lines (a chapter) in bold;
 :func:`bad_pauses` lists what looks like a pause tag but is not one (it would be read out).
-An emotion part (``[Anna|angry]``, ``[|sad]``) goes with the tag; :func:`bad_emotions` lists those
-that cannot be read and :func:`emotion_tags` those that can (a model without emotions ignores them).
+An emotion part (``[Anna|angry]``, ``[|sad]``) goes with the tag; :func:`emotion_tags` lists those
+that cannot be read and those that can (a model without emotions ignores them).
 """
 
 from __future__ import annotations
@@ -51,24 +51,21 @@ def bad_pauses(text: str) -> list[str]:
     return list(seen)
 
 
-def bad_emotions(text: str) -> list[tuple[str, str]]:
-    """(tag as written, why) for each emotion tag in ``text`` that cannot be read, each once."""
-    seen: dict[str, str] = {}
+def emotion_tags(text: str) -> tuple[list[tuple[str, str]], list[tuple[str, EmotionSpec]]]:
+    """The emotion tags in ``text``, each once in order of first use: (tag as written, why) for
+    those that cannot be read, and (tag as written, its emotion) for those that can. One pass, and
+    none for a script without a ``|`` (this runs at every key)."""
+    bad: dict[str, str] = {}
+    good: dict[str, EmotionSpec] = {}
+    if "|" not in text:
+        return [], []
     for line in text.splitlines():
-        tag = line_tag(line)
+        tag = line_tag(line) if "|" in line else None
         if tag is not None and tag.problem:
-            seen.setdefault(line[tag.start : tag.end], tag.problem)
-    return list(seen.items())
-
-
-def emotion_tags(text: str) -> list[tuple[str, EmotionSpec]]:
-    """(tag as written, its emotion) for each tag in ``text`` that gives its line one, each once."""
-    seen: dict[str, EmotionSpec] = {}
-    for line in text.splitlines():
-        tag = line_tag(line)
-        if tag is not None and not tag.emotion.is_none():
-            seen.setdefault(line[tag.start : tag.end], tag.emotion)
-    return list(seen.items())
+            bad.setdefault(line[tag.start : tag.end], tag.problem)
+        elif tag is not None and not tag.emotion.is_none():
+            good.setdefault(line[tag.start : tag.end], tag.emotion)
+    return list(bad.items()), list(good.items())
 
 
 class TagHighlighter(QSyntaxHighlighter):
