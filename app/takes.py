@@ -24,9 +24,8 @@ FOLDER = re.compile(r"[^/\\:*?\"<>|]{1,200}_takes")
 NAME = re.compile(r"[0-9a-f]{12}-[0-9]{1,6}-[0-9a-f]{16}-[0-9]{1,20}\.wav")
 
 
-# the values of Made compared with a job's now (the context and the voice apart)
-_COMPARED = ("cfg_value", "inference_timesteps", "text", "normalize", "rate")
-_COMPARED += ("instruction", "emotion", "language")
+# the values of Made compared with a job's now (the context, voice and instruction apart)
+_COMPARED = ("cfg_value", "inference_timesteps", "text", "normalize", "rate", "emotion", "language")
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ class Made:
     voice: str | None = None  # the voice it was spoken in ("": the model's own; None: not recorded)
     rate: float = 1.0  # the speaking rate it was made at
     emotion: str = ""  # the emotion it was made with (EmotionSpec.label(); "": none)
-    instruction: str = ""  # CosyVoice's instruction
+    instruction: str | None = None  # CosyVoice's instruction (None: a take from before it was recorded)
     language: str = ""  # the language it was read in ("": detected from the text)
 
     def __post_init__(self) -> None:
@@ -53,8 +52,10 @@ class Made:
         object.__setattr__(self, "normalize", bool(self.normalize))
         object.__setattr__(self, "context", str(self.context))
         object.__setattr__(self, "rate", round(float(self.rate), 4))
-        for name in ("instruction", "emotion", "language"):
-            object.__setattr__(self, name, str(getattr(self, name)))
+        object.__setattr__(self, "emotion", str(self.emotion))
+        object.__setattr__(self, "language", str(self.language))
+        if self.instruction is not None:
+            object.__setattr__(self, "instruction", str(self.instruction))
 
     @classmethod
     def of(cls, job: SegmentJob, context: str = "") -> Made:
@@ -73,6 +74,8 @@ class Made:
             out["context"] = self.context
         if self.voice is not None and self.voice.casefold() != (job.voice or "").casefold():
             out["voice"] = self.voice  # another default voice, or a cast that maps the tag elsewhere
+        if self.instruction is not None and self.instruction != job.instruction:
+            out["instruction"] = self.instruction
         return out
 
 
