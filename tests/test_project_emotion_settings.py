@@ -19,6 +19,12 @@ CALM = EmotionSpec("vector", vector=(0, 0, 0, 0, 0, 0, 0, 0.6), weight=0.7)
 ANGRY = EmotionSpec("vector", vector=(0, 0.8, 0, 0, 0, 0, 0, 0))
 
 
+@pytest.fixture(autouse=True)
+def _home(tmp_path, monkeypatch) -> None:
+    """Takes and autosaves go to a throw-away home, not the user's."""
+    monkeypatch.setenv("VOXDESK_HOME", str(tmp_path / "home"))
+
+
 def _project(text: str = "[Anna|angry] Stop it.\n[Anna] Please.") -> Project:
     p = Project(text=text)
     p.controls = INDEXTTS
