@@ -6,11 +6,13 @@ restored, and changing them marks the finished takes stale."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from test_ui_window import import_voice, speak_and_wait, type_script
 from tiny_indextts import tiny_ix  # noqa: F401
 from ui_fixtures import ScriptedDialogs, home, open_window, write_voice_file  # noqa: F401
 
 from app import project as projects
+from app.errors import VoxDeskError
 from app.voices.emotion import EmotionSpec
 
 
@@ -86,6 +88,12 @@ def test_indextts_emotion_language_and_rate_reach_the_request_and_the_project_fi
     assert window.project.settings.emotion == EmotionSpec("clip", voice="Robert", weight=0.9)
     voices = form.emotion.voice
     assert voices.currentData() == "Robert" and voices.findData("Bob") < 0
+
+    window.script.editor.setPlainText("[Anna|@Carol] Who is Carol?")  # no voice of that name
+    window.script.flush()
+    with pytest.raises(VoxDeskError, match="Carol") as caught:
+        _requests(window)
+    assert "\n" not in str(caught.value)
     assert dialogs.errors == []
 
 
