@@ -120,14 +120,14 @@ def to_voice_prompt(
     when present. VoxCPM: audio resampled to ``encoder_rate`` (the model's ``audio_vae`` sample
     rate) and its latents. Other families resample themselves: the audio at the voice's own rate
     (``VoicePrompt.sample_rate``) and their cached ``features`` (CosyVoice: speech tokens, speaker
-    embedding, prompt mel). Whoever encodes missing entries stores them with
-    :func:`app.voices.latents.store`."""
+    embedding, prompt mel; IndexTTS: the speaker clip's conditions). Whoever encodes missing entries
+    stores them with :func:`app.voices.latents.store`."""
     from app.engine.voice import VoicePrompt
 
     concrete = resolve_mode(voice, architecture, mode, controls)
     if architecture not in VOXCPM:
         audio = library.audio(voice)
-        features = {} if model_id is None else latents.load_named(library, voice, model_id, latents.COSYVOICE)
+        features = {} if model_id is None else latents.load_named(library, voice, model_id, latents.FEATURES)
         if concrete == "continuation":
             kwargs = {"prompt_audio": audio, "prompt_text": voice.transcript}
         else:
