@@ -8,7 +8,7 @@ import pytest
 from app.engine.request import EMOTIONS
 from app.project import Project
 from app.takes import Made, take_changes
-from app.text.segmenter import Segment, line_tag, parse_tag, split_script, tag_span
+from app.text.segmenter import Segment, line_tag, split_script, tag_span
 from app.voices.emotion import EmotionSpec, parse_emotion
 
 INDEXTTS = frozenset({"reference", "speed", "emotion", "language"})
@@ -59,11 +59,15 @@ def test_every_tag_form_gives_its_lines_an_emotion() -> None:
 
 
 def test_tags_without_an_emotion_read_as_before() -> None:
-    assert parse_tag("[Alice] Hi") == ("Alice", " Hi")
-    assert parse_tag("[Alice|angry] Hi") == ("Alice", " Hi")
-    assert parse_tag("[|angry] Hi") == (None, " Hi")
-    assert parse_tag("[pause 1s] Hi") == (None, "[pause 1s] Hi")
-    assert parse_tag("[] Hi") == (None, "[] Hi")
+    def read(line: str) -> tuple[str | None, str]:
+        tag = line_tag(line)
+        return (None, line) if tag is None else (tag.voice, line[tag.end :])
+
+    assert read("[Alice] Hi") == ("Alice", " Hi")
+    assert read("[Alice|angry] Hi") == ("Alice", " Hi")
+    assert read("[|angry] Hi") == (None, " Hi")
+    assert read("[pause 1s] Hi") == (None, "[pause 1s] Hi")
+    assert read("[] Hi") == (None, "[] Hi")
     assert tag_span("  [Alice|angry] Hi") == (2, 15, "Alice")
     assert tag_span("[|angry] Hi") is None  # no voice to check against the library
     assert split_script("[Alice] Hi.") == [Segment("Hi.", "Alice", 0)]

@@ -7,7 +7,7 @@ import pytest
 
 from app.errors import VoxDeskError
 from app.text.pronunciation import PronunciationList, Rule, compile_rule
-from app.text.segmenter import Segment, parse_tag, split_script, split_sentences
+from app.text.segmenter import Segment, line_tag, split_script, split_sentences
 
 TAG = re.compile(r"^[^\S\n]*\[([^\[\]\n]{1,64})\]", re.M)
 
@@ -60,9 +60,10 @@ def test_lines_tags_and_order():
     ]
 
 
-def test_parse_tag():
-    assert parse_tag("  [Mary Ann]hello") == ("Mary Ann", "hello")
-    assert parse_tag("hello [Mary]") == (None, "hello [Mary]")
+def test_line_tag():
+    tag = line_tag("  [Mary Ann]hello")
+    assert (tag.voice, "  [Mary Ann]hello"[tag.end :]) == ("Mary Ann", "hello")
+    assert line_tag("hello [Mary]") is None
 
 
 def test_long_sentence_splits_at_commas_then_length():

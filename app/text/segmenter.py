@@ -197,15 +197,6 @@ def tag_span(line: str) -> tuple[int, int, str] | None:
     return match.start(1) - 1, match.end(), match.group(1).strip()
 
 
-def parse_tag(line: str) -> tuple[str | None, str]:
-    """``"[Alice] Hi"`` → ``("Alice", " Hi")``; a line without a tag → ``(None, line)``. An
-    emotion part goes with the tag (:func:`line_tag` reads it)."""
-    tag = line_tag(line)
-    if tag is None:
-        return None, line
-    return tag.voice, line[tag.end :]
-
-
 def split_sentences(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
     """Split one line into sentences no longer than ``max_chars`` (whitespace-normalised)."""
     out: list[str] = []
