@@ -49,6 +49,7 @@ STATUSES = ("queued", "generating", "done", "failed")
 # Ids and segment keys read from a file become file names: only these shapes are accepted.
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _KEY = re.compile(r"[0-9a-f]{12}-[0-9]{1,6}")
+_LANGUAGE = re.compile(r"[a-z]{2,3}")  # a language code (SynthRequest.language), "" = from the text
 MAX_TEXT = 10_000_000  # characters; a bigger "script" is a damaged file, not a script
 MAX_FILE_BYTES = 128 * 2**20  # a full-length script (even written as escapes) and its results
 MAX_CAST = 1000  # characters mapped to voices in one script; more is a damaged file
@@ -72,6 +73,8 @@ class ScriptSettings:
     inference_timesteps: int = 10
     voice_design: str = ""  # VoxCPM2: a description of the voice, sent as "(description)text"
     instruction: str = ""  # CosyVoice: how to speak ("请用四川话表达。"), SynthRequest.instruction
+    emotion: EmotionSpec = EmotionSpec()  # IndexTTS-2.5: how lines without their own feel
+    language: str = ""  # IndexTTS-2.5: the language the text is read in; "" = detected from it
     default_voice: str | None = None  # voice name for untagged lines; None: the model's own voice
     gap_seconds: float = 0.3  # silence between sentences when playing and exporting
     paragraph_gap_seconds: float = 0.8  # after a paragraph (a blank line follows)
@@ -105,6 +108,8 @@ class ScriptSettings:
         object.__setattr__(self, "max_chars", int(self.max_chars))
         object.__setattr__(self, "voice_design", str(self.voice_design))
         object.__setattr__(self, "instruction", str(self.instruction))
+        object.__setattr__(self, "emotion", _emotion(self.emotion))
+        object.__setattr__(self, "language", _language(self.language))
         if not isinstance(self.normalize, bool):
             raise ValueError(f"normalize must be true or false, got {self.normalize!r}")
         if self.default_voice is not None:
@@ -132,6 +137,8 @@ class SegmentOverride:
     voice_design: str | None = None
     instruction: str | None = None
     rate: float | None = None  # this line's speaking rate (wins over its voice's and the script's)
+    emotion: EmotionSpec | None = None  # wins over the line's [Name|emotion] tag and the script's
+    language: str | None = None
 
     def __post_init__(self) -> None:
         for name, kind in (
@@ -145,6 +152,10 @@ class SegmentOverride:
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, kind(value))
+        if self.emotion is not None:
+            object.__setattr__(self, "emotion", _emotion(self.emotion))
+        if self.language is not None:
+            object.__setattr__(self, "language", _language(self.language))
         if self.rate is not None:
             try:
                 check_rate(self.rate)
@@ -194,8 +205,9 @@ class SegmentJob:
     normalize: bool = False  # numbers and symbols spelled out (app/text/normalize.py) before speaking
     rate: float = 1.0  # speaking rate (line > voice > script, resolved by Project.jobs)
     instruction: str = ""  # how to speak, for families with the "instruction" control (CosyVoice)
-    # how to feel, for families with the "emotion" control (IndexTTS): the line's [Voice|emotion]
+    # how it feels (IndexTTS-2.5): the segment's own, else its line's [Voice|emotion], else the script's
     emotion: EmotionSpec = field(default_factory=EmotionSpec)
+    language: str = ""  # the language it is read in ("" = detected from the text)
     # seconds of silence after it when playing and exporting; not part of the take itself
     pause_after: float = field(default=0.0, compare=False)
 
@@ -210,6 +222,8 @@ class SegmentJob:
             parts.append(f"instruction {self.instruction}")
         if not self.emotion.is_none():
             parts.append(f"emotion {self.emotion.key()}")
+        if self.language:
+            parts.append(f"language {self.language}")
         return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:16]
 
 
@@ -236,7 +250,8 @@ class Project:
     voice_rates: dict[str, float] = field(default_factory=dict, compare=False)
     # The loaded model family's controls (app/engine/family.py): a voice design is put before
     # the text only for a family with "voice_design", an instruction sent only to one with
-    # "instruction"; None (no model yet, export, the command line) means VoxCPM2's. Not stored.
+    # "instruction", an emotion and a language to one with "emotion" and "language"; None (no
+    # model yet, export, the command line) means VoxCPM2's. Not stored.
     controls: frozenset[str] | None = field(default=None, compare=False)
     # Self-contained: saving copies the takes into "<name>_takes" beside the file, referred to
     # by relative paths, so the file and that folder can move to another computer together.
@@ -277,7 +292,14 @@ class Project:
             instruction = self.settings.instruction if over.instruction is None else over.instruction
             if self.controls is None or "instruction" not in self.controls:
                 instruction = ""
-            emotion = self._emotion(seg.emotion, cast)
+            if over.emotion is not None:
+                emotion = over.emotion
+            else:
+                emotion = self.settings.emotion if seg.emotion.is_none() else seg.emotion
+            emotion = self._emotion(emotion, cast)
+            language = self.settings.language if over.language is None else over.language
+            if self.controls is None or "language" not in self.controls:
+                language = ""
             spoken = self.rules.apply(seg.text)
             text = f"({design.strip()}){spoken}" if design.strip() else spoken
             voice = cast.get(seg.voice.casefold(), seg.voice) if seg.voice else self.settings.default_voice
@@ -300,6 +322,7 @@ class Project:
                     rate=self.rate_of(over, voice),
                     instruction=instruction.strip(),
                     emotion=emotion,
+                    language=language,
                     pause_after=0.0 if last else self._pause(seg),
                 )
             )
@@ -313,8 +336,9 @@ class Project:
         return own if own is not None else self.settings.rate
 
     def _emotion(self, emotion: EmotionSpec, cast: dict[str, str]) -> EmotionSpec:
-        """A line's emotion as its job gets it: none for a family without the "emotion" control
-        (the editor says it is ignored); a clip voice named by a character goes through the cast."""
+        """A segment's emotion (its own, its line's or the script's) as its job gets it: none for a
+        family without the "emotion" control (the editor says it is ignored); a clip voice named by
+        a character goes through the cast."""
         if self.controls is None or "emotion" not in self.controls:
             return EmotionSpec()
         if emotion.kind == "clip" and emotion.voice.casefold() in cast:
@@ -401,10 +425,10 @@ class Project:
             "version": VERSION,
             "id": self.id,
             "text": self.text,
-            "settings": asdict(self.settings),
+            "settings": {**asdict(self.settings), "emotion": self.settings.emotion.to_dict()},
             "pronunciation": self.rules.to_list(),
             "cast": dict(self.cast),
-            "overrides": {k: asdict(v) for k, v in self.overrides.items() if k in live},
+            "overrides": {k: _override_dict(v) for k, v in self.overrides.items() if k in live},
             "results": results,
         }
         if bundle is not None:
@@ -540,6 +564,30 @@ class Project:
             self.settings = replace(self.settings, **changes)
         except (TypeError, ValueError) as exc:
             raise VoxDeskError(f"That setting is not valid ({exc}).") from None
+
+
+def _emotion(value: Any) -> EmotionSpec:
+    """An emotion from a file (``EmotionSpec.to_dict``'s shape); ValueError when it is not one."""
+    if isinstance(value, EmotionSpec):
+        return value
+    try:
+        return EmotionSpec.from_dict(value) if value else EmotionSpec()
+    except VoxDeskError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _language(value: Any) -> str:
+    code = str(value).strip().lower()
+    if code and not _LANGUAGE.fullmatch(code):
+        raise ValueError(f"language must be a language code such as en or zh, got {value!r}")
+    return code
+
+
+def _override_dict(override: SegmentOverride) -> dict[str, Any]:
+    data = asdict(override)
+    if override.emotion is not None:
+        data["emotion"] = override.emotion.to_dict()
+    return data
 
 
 def _read_cast(data: Any, problems: list[str]) -> dict[str, str]:

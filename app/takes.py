@@ -24,6 +24,10 @@ FOLDER = re.compile(r"[^/\\:*?\"<>|]{1,200}_takes")
 NAME = re.compile(r"[0-9a-f]{12}-[0-9]{1,6}-[0-9a-f]{16}-[0-9]{1,20}\.wav")
 
 
+# the values of Made compared with a job's now (the context, voice and instruction apart)
+_COMPARED = ("cfg_value", "inference_timesteps", "text", "normalize", "rate", "emotion", "language")
+
+
 @dataclass(frozen=True)
 class Made:
     """What a take was made with: the job's values that decide the audio (the seed apart)."""
@@ -36,6 +40,8 @@ class Made:
     voice: str | None = None  # the voice it was spoken in ("": the model's own; None: not recorded)
     rate: float = 1.0  # the speaking rate it was made at
     emotion: str = ""  # the emotion it was made with (EmotionSpec.label(); "": none)
+    instruction: str | None = None  # CosyVoice's instruction (None: a take from before it was recorded)
+    language: str = ""  # the language it was read in ("": detected from the text)
 
     def __post_init__(self) -> None:
         if self.voice is not None:
@@ -47,28 +53,29 @@ class Made:
         object.__setattr__(self, "context", str(self.context))
         object.__setattr__(self, "rate", round(float(self.rate), 4))
         object.__setattr__(self, "emotion", str(self.emotion))
+        object.__setattr__(self, "language", str(self.language))
+        if self.instruction is not None:
+            object.__setattr__(self, "instruction", str(self.instruction))
 
     @classmethod
     def of(cls, job: SegmentJob, context: str = "") -> Made:
         voice = job.voice or ""
         return cls(
             job.text, job.cfg_value, job.inference_timesteps, job.normalize, context, voice, job.rate,
-            job.emotion.label(),
+            job.emotion.label(), job.instruction, job.language,
         )  # fmt: skip
 
     def changes(self, job: SegmentJob, context: str = "") -> dict[str, Any]:
         """The values that differ from ``job`` now, as they were ({}: made with these settings).
         The model counts only once one is loaded (``context`` not empty)."""
         now = Made.of(job, context)
-        out = {
-            name: getattr(self, name)
-            for name in ("cfg_value", "inference_timesteps", "text", "normalize", "rate", "emotion")
-            if getattr(self, name) != getattr(now, name)
-        }
+        out = {name: getattr(self, name) for name in _COMPARED if getattr(self, name) != getattr(now, name)}
         if context and self.context != context:
             out["context"] = self.context
         if self.voice is not None and self.voice.casefold() != (job.voice or "").casefold():
             out["voice"] = self.voice  # another default voice, or a cast that maps the tag elsewhere
+        if self.instruction is not None and self.instruction != job.instruction:
+            out["instruction"] = self.instruction
         return out
 
 

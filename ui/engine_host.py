@@ -56,6 +56,7 @@ class ModelInfo:
     # speech server's model (its own settings, as VoxCPM's)
     controls: frozenset[str] | None = None
     label: str = ""  # the family's name for this model (FamilyInfo.label), e.g. "IndexTTS-2.5"
+    languages: tuple[str, ...] = ()  # what its "language" control offers (FamilyInfo.languages)
 
     @property
     def results_key(self) -> str:
@@ -166,6 +167,7 @@ class EngineHost(QObject):
                 precision=engine.precision.name if engine.precision else "",
                 controls=engine.info.controls,
                 label=engine.info.label,
+                languages=tuple(engine.info.languages),
             )
         except Exception as exc:  # noqa: BLE001 - every failure becomes one message
             self.loadFailed.emit(report(exc, "loading the model"))

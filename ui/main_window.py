@@ -31,6 +31,7 @@ from app import project as projects
 from app import quarantine
 from app.errors import VoxDeskError
 from app.text import normalize
+from app.voices.emotion import EmotionSpec
 from app.voices.library import VoiceLibrary
 from ui import gc_guard, wheel_guard
 from ui.backcheck import BackCheck
@@ -88,6 +89,7 @@ class MainWindow(QMainWindow):
         self.relaunch = relaunch  # starts a new VoxDesk and quits this one (tests replace it)
         self._voice_index: dict[str, Any] = {}
         self._prompts: dict[tuple[str, str, str], Any] = {}
+        self._emotions: dict[EmotionSpec, Any] = {}  # EmotionControls of this Speak, by spec
         self._segment_generation = 0  # bumped per refresh: a late background result is dropped
         self._segmenting = False
         self._segmented.connect(self._apply_segments)
@@ -292,6 +294,8 @@ class MainWindow(QMainWindow):
                 "style": s.voice_design,
                 "instruction": s.instruction,
                 "seed": s.seed,
+                "emotion": s.emotion,
+                "language": s.language,
             }
         )
         self.script.set_normalize(s.normalize)
@@ -383,6 +387,8 @@ class MainWindow(QMainWindow):
                 inference_timesteps=values["inference_timesteps"],
                 voice_design=values["style"],
                 instruction=values["instruction"],
+                emotion=values["emotion"],  # (checked and made an EmotionSpec there)
+                language=values["language"],
                 default_voice=self.script.default_voice(),
                 normalize=self.script.normalize.isChecked(),
                 seed=values["seed"],
@@ -403,15 +409,21 @@ class MainWindow(QMainWindow):
         if default is None and names and not self.project.text:
             default = names[0]
         self.script.set_voices(names, default)
+        self.script.settings.set_voices(names)
         if self.script.default_voice() != self.project.settings.default_voice:
             self.project.with_settings(default_voice=self.script.default_voice())
             self._schedule_autosave()
         self._refresh_segments()
 
     def _voice_renamed(self, old: str, new: str) -> None:
-        """The script's default voice follows a rename (``[Name]`` tags in the text are the user's)."""
+        """The script's default voice, its cast and an emotion taken from the voice's recording
+        follow a rename (``[Name]`` tags in the text are the user's)."""
         if (self.project.settings.default_voice or "").casefold() == old.casefold():
             self.project.with_settings(default_voice=new)
+        emotion = self.project.settings.emotion
+        if emotion.kind == "clip" and emotion.voice.casefold() == old.casefold():
+            self.project.with_settings(emotion=replace(emotion, voice=new))
+            self.script.settings.emotion.set_spec(self.project.settings.emotion)
         for character, voice in list(self.project.cast.items()):
             if voice.casefold() == old.casefold():
                 self.project.set_cast(character, new)
@@ -454,6 +466,7 @@ class MainWindow(QMainWindow):
             check=check,
             seed=seg.seed,
             stale=describe_changes(seg.stale) if seg.status == "done" else "",
+            emotion=job.emotion.label(),
             playing=index == self._playing_index,
             position=self._playing_at if index == self._playing_index else None,
         )
@@ -550,6 +563,7 @@ class MainWindow(QMainWindow):
         # normalized in a child process (see app/text/normalize.py), ready by the time the engine
         # thread builds the request; segments are submitted in order, so the first is ready first
         spoken = normalize.background.submit(job.text) if job.normalize else None
+        emotion = self._emotion_control(job.emotion)
 
         def build(resolved: Any) -> SynthRequest:
             return SynthRequest(
@@ -561,9 +575,22 @@ class MainWindow(QMainWindow):
                 speed=job.rate,
                 lora=None if lora_dir is None else str(lora_dir),
                 instruction=job.instruction,
+                emotion=emotion,
+                language=job.language,
             )
 
         return key, prompt, build
+
+    def _emotion_control(self, spec: EmotionSpec) -> Any:
+        """The engine's EmotionControl for a job's emotion (None: the voice's own), read once
+        per Speak: an emotion from another voice reads that voice's recording here."""
+        from app.voices.emotion import to_control
+
+        if spec.is_none():
+            return None
+        if spec not in self._emotions:
+            self._emotions[spec] = to_control(spec, self.library)
+        return self._emotions[spec]
 
     def _voice_prompt(self, name: str) -> tuple[str, Any]:
         """The voice's key and VoicePrompt, built once per voice version and model (the audio
@@ -598,6 +625,7 @@ class MainWindow(QMainWindow):
         self._voice_index = {v.name.casefold(): v for v in self.library.list()}
         live = {f"{v.id}:{v.content_hash}" for v in self._voice_index.values()}
         self._prompts = {k: p for k, p in self._prompts.items() if k[0] in live}
+        self._emotions = {}  # a voice's recording may have changed since the last Speak
 
     def job_builder(self) -> Builder:
         """What turns a segment's job into an engine job, with the library read afresh."""
@@ -888,6 +916,8 @@ class MainWindow(QMainWindow):
         self.voices.set_architecture(info.architecture)
         self.project.controls = self.model.controls  # the texts and fields this family takes
         self.script.set_controls(self.model.controls)  # its fields, help and emotion tag hints
+        self.script.settings.set_controls(self.model.controls, info.languages)  # with its languages
+        self.script.rate.set_native(self.model.controls, info.label)
         self.voices.set_controls(self.model.controls)
         self._refresh_segments()
         self._show_model_state()

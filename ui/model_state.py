@@ -64,5 +64,10 @@ class ModelState:
         return self.info.controls if self.info else None
 
     @property
+    def languages(self) -> tuple[str, ...]:
+        """The loaded family's languages (its "language" control), () when it has none."""
+        return self.info.languages if self.info else ()
+
+    @property
     def encoder_rate(self) -> int:
         return self.info.encoder_rate if self.info else 16000

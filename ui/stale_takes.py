@@ -30,10 +30,18 @@ def describe_changes(changes: dict[str, Any]) -> str:
             parts.append(QCoreApplication.translate("StaleTakes", "the model's own voice"))
         elif name == "rate":
             parts.append(QCoreApplication.translate("StaleTakes", "rate {0}×").format(f"{value:.2f}"))
+        elif name == "instruction" and value:
+            parts.append(QCoreApplication.translate("StaleTakes", "instruction “{0}”").format(value))
+        elif name == "instruction":
+            parts.append(QCoreApplication.translate("StaleTakes", "no instruction"))
         elif name == "emotion" and value:
             parts.append(QCoreApplication.translate("StaleTakes", "emotion {0}").format(value))
         elif name == "emotion":
             parts.append(QCoreApplication.translate("StaleTakes", "no emotion"))
+        elif name == "language" and value:
+            parts.append(QCoreApplication.translate("StaleTakes", "language {0}").format(value))
+        elif name == "language":
+            parts.append(QCoreApplication.translate("StaleTakes", "language detected from the text"))
         elif name == "seed":
             parts.append(QCoreApplication.translate("StaleTakes", "seed {0}").format(value))
         else:

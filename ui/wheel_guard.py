@@ -1,4 +1,5 @@
-"""Spin boxes and combo boxes change on the mouse wheel only when they have the keyboard focus.
+"""Spin boxes, combo boxes and sliders change on the mouse wheel only when they have the keyboard
+focus.
 
 Scrolling past a Guidance box must not change the script's CFG (one tick over it used to turn
 2.0 into 1.9 and mark every finished take stale). One application-wide event filter covers every
@@ -12,9 +13,9 @@ focus; then the wheel works as usual.
 from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
-from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QWidget
+from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QSlider, QWidget
 
-GUARDED = (QAbstractSpinBox, QComboBox)
+GUARDED = (QAbstractSpinBox, QComboBox, QSlider)  # (not scroll bars: the wheel is what they are for)
 
 
 class WheelGuard(QObject):

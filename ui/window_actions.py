@@ -248,26 +248,35 @@ class WindowActions(QObject):
             return
         job = self.w.session.segments[row].job
         s = self.w.project.settings
+        segments = self.w.project.segments()
+        tagged = segments[job.index].emotion if job.index < len(segments) else None  # [Name|emotion]
+        emotion = tagged if tagged is not None and not tagged.is_none() else s.emotion
         script_values = {
             "cfg_value": s.cfg_value,
             "inference_timesteps": s.inference_timesteps,
             "style": s.voice_design,
             "instruction": s.instruction,
+            "emotion": emotion,
+            "language": s.language,
         }
         over = self.w.project.overrides.get(job.key, projects.SegmentOverride())
         own = None
-        values = (over.cfg_value, over.inference_timesteps, over.voice_design, over.instruction, over.rate)
-        if values != (None,) * 5:
+        values = (over.cfg_value, over.inference_timesteps, over.voice_design, over.instruction, over.rate,
+                  over.emotion, over.language)  # fmt: skip
+        if values != (None,) * len(values):
             own = {
                 "cfg_value": over.cfg_value if over.cfg_value is not None else s.cfg_value,
                 "inference_timesteps": over.inference_timesteps or s.inference_timesteps,
                 "style": over.voice_design if over.voice_design is not None else s.voice_design,
                 "instruction": over.instruction if over.instruction is not None else s.instruction,
                 "rate": over.rate,
+                "emotion": over.emotion if over.emotion is not None else emotion,
+                "language": over.language if over.language is not None else s.language,
             }
         take = self.w.session.segments[row].seed
         dialog = SegmentSettingsDialog(script_values, own, over.seed, self.w, take_seed=take,
-                                       controls=self.w.model.controls)  # fmt: skip
+                                       controls=self.w.model.controls, languages=self.w.model.languages,
+                                       voices=[v.name for v in self.w.library.list()])  # fmt: skip
         self._show(dialog, lambda: self._set_override(job.key, *dialog.result_values()))
 
     def _set_override(self, key: str, own: dict | None, seed: int | None) -> None:
@@ -278,6 +287,8 @@ class WindowActions(QObject):
             voice_design=own["style"] if own else None,
             instruction=own["instruction"] if own else None,
             rate=own["rate"] if own else None,
+            emotion=own["emotion"] if own else None,
+            language=own["language"] if own else None,
         )
         self.w.project.set_override(key, override)
         self.w.refresh_and_save()

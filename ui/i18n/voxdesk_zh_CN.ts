@@ -525,6 +525,171 @@
     </message>
 </context>
 <context>
+    <name>EmotionForm</name>
+    <message>
+        <location filename="../views/emotion_form.py" line="3"/>
+        <source>the voice's own</source>
+        <translation>声音自带的情感</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="125"/>
+        <source>from another recording</source>
+        <translation>取自另一段录音</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="126"/>
+        <source>from eight sliders</source>
+        <translation>用八个滑块设定</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="127"/>
+        <source>from a sentence</source>
+        <translation>取自一句描述</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="48"/>
+        <source>IndexTTS-2.5 keeps the voice's timbre and takes its emotion from here</source>
+        <translation>IndexTTS-2.5 保留声音的音色，情感取自这里</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="52"/>
+        <source>A voice from the library: its recording's emotion is copied</source>
+        <translation>声音库中的一个声音：照搬其录音中的情感</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="54"/>
+        <source>e.g. a quiet, frightened whisper (empty: read from each line)</source>
+        <translation>例如：害怕地低声耳语（留空：从每一行文字读出）</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="56"/>
+        <source>Describe the emotion in words; the QwenEmotion model turns it into the eight weights</source>
+        <translation>用文字描述情感；QwenEmotion 模型会把它换算成八种情感的权重</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="59"/>
+        <source>Needs the QwenEmotion model: download IndexTTS-2.5 with it in Models…</source>
+        <translation>需要 QwenEmotion 模型：请在“模型…”中下载包含它的 IndexTTS-2.5</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="62"/>
+        <source>Weight:</source>
+        <translation>权重：</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="63"/>
+        <source>How strongly the emotion applies, 0 to 1 (the official emo_alpha)</source>
+        <translation>情感的强度，0 到 1（官方的 emo_alpha）</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="96"/>
+        <source>How much of this emotion, 0 to 1 (the eight add up to at most 1)</source>
+        <translation>这种情感的分量，0 到 1（八项合计最多为 1）</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="70"/>
+        <source>Reset</source>
+        <translation>重置</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="71"/>
+        <source>Set all eight to 0</source>
+        <translation>八项全部设为 0</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="132"/>
+        <source>Happy</source>
+        <translation>高兴</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="132"/>
+        <source>Angry</source>
+        <translation>愤怒</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="132"/>
+        <source>Sad</source>
+        <translation>悲伤</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="132"/>
+        <source>Afraid</source>
+        <translation>恐惧</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="133"/>
+        <source>Disgusted</source>
+        <translation>反感</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="133"/>
+        <source>Melancholic</source>
+        <translation>低落</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="133"/>
+        <source>Surprised</source>
+        <translation>惊讶</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="133"/>
+        <source>Calm</source>
+        <translation>平静</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="245"/>
+        <source>Total {0} (at most 1):
+lower another to raise this one</source>
+        <translation>合计 {0}（最多为 1）：
+先降低其他项才能调高此项</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="245"/>
+        <source>Total {0}
+(at most 1)</source>
+        <translation>合计 {0}
+（最多为 1）</translation>
+    </message>
+</context>
+<context>
+    <name>LanguageBox</name>
+    <message>
+        <location filename="../views/emotion_form.py" line="258"/>
+        <source>The language the text is read in; Auto detects it from the text</source>
+        <translation>朗读文本所用的语言；“自动”根据文本判断</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="265"/>
+        <source>Chinese</source>
+        <translation>中文</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="266"/>
+        <source>English</source>
+        <translation>英语</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="267"/>
+        <source>Japanese</source>
+        <translation>日语</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="268"/>
+        <source>Spanish</source>
+        <translation>西班牙语</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="269"/>
+        <source>Arabic</source>
+        <translation>阿拉伯语</translation>
+    </message>
+    <message>
+        <location filename="../views/emotion_form.py" line="11"/>
+        <source>Auto</source>
+        <translation>自动</translation>
+    </message>
+</context>
+<context>
     <name>GenerationForm</name>
     <message>
         <location filename="../views/generation_form.py" line="44"/>
@@ -605,6 +770,16 @@
         <location filename="../views/generation_form.py" line="97"/>
         <source>Instruction:</source>
         <translation>指令：</translation>
+    </message>
+    <message>
+        <location filename="../views/generation_form.py" line="110"/>
+        <source>Emotion:</source>
+        <translation>情感：</translation>
+    </message>
+    <message>
+        <location filename="../views/generation_form.py" line="109"/>
+        <source>Language:</source>
+        <translation>语言：</translation>
     </message>
 </context>
 <context>
@@ -1296,6 +1471,14 @@ Speak anyway? Choose No to trim the voice first.</source>
     </message>
 </context>
 <context>
+    <name>RateBox</name>
+    <message>
+        <location filename="../views/pacing.py" line="47"/>
+        <source>{0} makes this rate itself instead of stretching the audio afterwards: the speech lasts 1 ÷ rate as long (its duration factor: 1.25× → 0.80×, 0.5× → 2.00×).</source>
+        <translation>{0} 由模型自身按此语速生成，而不是事后拉伸音频：语音时长为原来的 1 ÷ 语速（即它的时长系数：1.25× → 0.80×，0.5× → 2.00×）。</translation>
+    </message>
+</context>
+<context>
     <name>Playback</name>
     <message>
         <location filename="../playback.py" line="142"/>
@@ -1896,6 +2079,11 @@ Speak anyway? Choose No to trim the voice first.</source>
         <source>*: this segment has its own settings or a kept seed (Segment settings…)</source>
         <translation>*：此片段有自己的设置或保留的种子（片段设置…）</translation>
     </message>
+    <message>
+        <location filename="../views/segment_table.py" line="287"/>
+        <source>Emotion: {0}</source>
+        <translation>情感：{0}</translation>
+    </message>
 </context>
 <context>
     <name>SettingsDialog</name>
@@ -2091,6 +2279,26 @@ Speak anyway? Choose No to trim the voice first.</source>
         <location filename="../stale_takes.py" line="1"/>
         <source>rate {0}×</source>
         <translation>语速 {0}×</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="34"/>
+        <source>instruction “{0}”</source>
+        <translation>指令“{0}”</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="36"/>
+        <source>no instruction</source>
+        <translation>无指令</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="42"/>
+        <source>language {0}</source>
+        <translation>语言 {0}</translation>
+    </message>
+    <message>
+        <location filename="../stale_takes.py" line="44"/>
+        <source>language detected from the text</source>
+        <translation>根据文本判断的语言</translation>
     </message>
 </context>
 <context>

@@ -1,21 +1,24 @@
 """The generation settings shared by the script and by a single segment.
 
 ``values()`` / ``set_values()`` speak plain dicts with the keys ``cfg_value``,
-``inference_timesteps``, ``style`` (VoxCPM2 voice design: a description put before the text) and
-``instruction`` (CosyVoice: how to speak). The segment dialog adds an "use the script's settings"
-switch, a fixed seed and the line's own speaking rate (``rate``: None follows its voice's, then
-the script's).
+``inference_timesteps``, ``style`` (VoxCPM2 voice design: a description put before the text),
+``instruction`` (CosyVoice: how to speak), ``emotion`` (IndexTTS-2.5: an
+:class:`app.voices.emotion.EmotionSpec` as ``to_dict`` writes it) and ``language`` (IndexTTS-2.5:
+"" = detected from the text). The segment dialog adds an "use the script's settings" switch, a
+fixed seed and the line's own speaking rate (``rate``: None follows its voice's, then the
+script's).
 
 :meth:`GenerationForm.set_controls` shows only what the loaded model family honours
-(``FamilyInfo.controls``): CosyVoice has an instruction and no guidance, steps or voice design.
-Hidden fields keep their values, so switching back to a model that has them loses nothing.
+(``FamilyInfo.controls``): CosyVoice has an instruction and no guidance, steps or voice design;
+IndexTTS-2.5 an emotion and a language. Hidden fields keep their values, so switching back to a
+model that has them loses nothing.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -32,20 +35,27 @@ from PySide6.QtWidgets import (
 )
 
 from app.models.cosyvoice.instructions import SUGGESTIONS
+from app.voices.emotion import EmotionSpec
 from ui.dialogs import OK_CANCEL
+from ui.views.emotion_form import EmotionForm, LanguageBox
 from ui.views.pacing import RateBox
 from ui.views.seed_box import SeedBox
 
 DEFAULTS: dict[str, Any] = {
-    "cfg_value": 2.0, "inference_timesteps": 10, "style": "", "instruction": "", "seed": None, "rate": None
-}
+    "cfg_value": 2.0, "inference_timesteps": 10, "style": "", "instruction": "", "seed": None, "rate": None,
+    "emotion": None, "language": "",
+}  # fmt: skip
 # which control of app/engine/family.py shows which field (fields not listed always show)
-_CONTROL_OF = {"cfg": "cfg", "steps": "timesteps", "style_text": "voice_design", "instruction": "instruction"}
+_CONTROL_OF = {
+    "cfg": "cfg", "steps": "timesteps", "style_text": "voice_design", "instruction": "instruction",
+    "language": "language", "emotion": "emotion",
+}  # fmt: skip
 RANDOM_SEED = -1  # the seed box's lowest value, shown as "random"
 
 
 class GenerationForm(QWidget):
-    """Guidance (CFG), quality steps, the voice-design text and the instruction."""
+    """Guidance (CFG), quality steps, the voice-design text, the instruction, the emotion and the
+    language."""
 
     changed = Signal()
 
@@ -87,6 +97,8 @@ class GenerationForm(QWidget):
         self.rate.setToolTip(
             self.tr("This line's speaking rate; “default” uses its voice's rate, or else the script's")
         )
+        self.language = LanguageBox()
+        self.emotion = EmotionForm()
         self.has_rate = rate
         labels: tuple[str, ...] = (self.tr("Guidance (CFG):"), self.tr("Quality steps:"))
         fields: tuple[QWidget, ...] = (self.cfg, self.steps)
@@ -94,21 +106,28 @@ class GenerationForm(QWidget):
             labels, fields = labels + (self.tr("Seed:"),), fields + (self.seed,)
         if rate:
             labels, fields = labels + (self.tr("Speaking rate:"),), fields + (self.rate,)
-        labels = labels + (self.tr("Voice design:"), self.tr("Instruction:"))
-        fields = fields + (self.style_text, self.instruction)
+        labels = labels + (self.tr("Language:"), self.tr("Voice design:"), self.tr("Instruction:"),
+                           self.tr("Emotion:"))  # fmt: skip
+        fields = fields + (self.language, self.style_text, self.instruction, self.emotion)
         texts = (self.style_text, self.instruction)
         self._captions: dict[QWidget, QLabel] = {}
         self._form: QFormLayout | None = None
         if compact:  # the numbers on one row, the texts under them (fits 800 px wide)
             rows = QVBoxLayout(self)
             rows.setContentsMargins(0, 0, 0, 0)
-            numbers, design = QHBoxLayout(), QHBoxLayout()
+            numbers, design, feeling = QHBoxLayout(), QHBoxLayout(), QHBoxLayout()
             rows.addLayout(numbers)
             rows.addLayout(design)
+            rows.addLayout(feeling)
             for label, field in zip(labels, fields, strict=True):
                 caption = QLabel(label)
                 caption.setBuddy(field)
                 self._captions[field] = caption
+                if field is self.emotion:  # a line of its own, the caption beside its first row
+                    caption.setMinimumHeight(self.emotion.source.sizeHint().height())
+                    feeling.addWidget(caption, 0, Qt.AlignmentFlag.AlignTop)
+                    feeling.addWidget(field, 1)
+                    continue
                 row = design if field in texts else numbers
                 row.addWidget(caption)
                 row.addWidget(field, 1 if field in texts else 0)
@@ -127,11 +146,16 @@ class GenerationForm(QWidget):
         self.instruction.currentTextChanged.connect(self.changed)
         self.seed.valueChanged.connect(self.changed)
         self.rate.valueChanged.connect(self.changed)
+        self.language.changed.connect(self.changed)
+        self.emotion.changed.connect(self.changed)
 
-    def set_controls(self, controls: frozenset[str] | None) -> None:
+    def set_controls(self, controls: frozenset[str] | None, languages: tuple[str, ...] = ()) -> None:
         """Show the fields of the controls the loaded family has (None: VoxCPM's, as before any
-        model is known); the rest are hidden and keep their values."""
+        model is known), with its ``languages`` (``FamilyInfo.languages``) offered; the rest are
+        hidden and keep their values."""
         shown = controls if controls is not None else frozenset({"cfg", "timesteps", "voice_design"})
+        self.language.set_languages(languages)
+        self.emotion.set_text_available("emotion_text" in shown)
         for name, control in _CONTROL_OF.items():
             field: QWidget = getattr(self, name)
             visible = control in shown
@@ -149,6 +173,8 @@ class GenerationForm(QWidget):
             "style": self.style_text.text().strip(),
             "instruction": self.instruction.currentText().strip(),
             "seed": None if seed == RANDOM_SEED else seed,
+            "emotion": self.emotion.spec().to_dict(),
+            "language": self.language.code(),
         }
         if self.has_rate:
             values["rate"] = self.rate.value_or_none()
@@ -166,8 +192,20 @@ class GenerationForm(QWidget):
         self.instruction.setEditText(str(merged["instruction"]))
         self.seed.setValue(RANDOM_SEED if merged["seed"] is None else int(merged["seed"]))
         self.rate.set_value_or_none(merged["rate"])
+        emotion = merged["emotion"]
+        self.emotion.set_spec(emotion if isinstance(emotion, EmotionSpec) else _spec(emotion))
+        self.language.set_code(str(merged["language"]))
         for widget in widgets:
             widget.blockSignals(False)
+
+    def set_voices(self, names: list[str]) -> None:
+        """The library's voices, for an emotion taken from another voice's recording."""
+        self.emotion.set_voices(names)
+
+
+def _spec(data: Any) -> EmotionSpec:
+    """A stored emotion (``EmotionSpec.to_dict``), none when there is none."""
+    return EmotionSpec.from_dict(data) if data else EmotionSpec()
 
 
 class SegmentSettingsDialog(QDialog):
@@ -181,12 +219,15 @@ class SegmentSettingsDialog(QDialog):
         parent: QWidget | None = None,
         take_seed: int | None = None,
         controls: frozenset[str] | None = None,
+        languages: tuple[str, ...] = (),
+        voices: list[str] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Segment settings"))
         self.custom = QCheckBox(self.tr("Use its own settings for this segment"))
         self.form = GenerationForm(rate=True)
-        self.form.set_controls(controls)
+        self.form.set_controls(controls, languages)
+        self.form.set_voices(voices or [])
         self.form.set_values(own if own is not None else script_values)
         self.custom.setChecked(own is not None)
         self.form.setEnabled(own is not None)

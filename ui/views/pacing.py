@@ -15,6 +15,7 @@ from app.audio.stretch import MAX_RATE, MIN_RATE
 STEP = 0.05
 GAPS = ("gap_seconds", "paragraph_gap_seconds", "chapter_gap_seconds")  # ScriptSettings' names
 INHERIT = MIN_RATE - STEP  # the box's value that stands for None
+_NOTE = "\n\n"  # before the tooltip's note on a model that makes the rate itself
 
 
 class RateBox(QDoubleSpinBox):
@@ -36,6 +37,17 @@ class RateBox(QDoubleSpinBox):
 
     def set_value_or_none(self, value: float | None) -> None:
         self.setValue(self.minimum() if value is None else float(value))
+
+    def set_native(self, controls: frozenset[str] | None, model: str) -> None:
+        """Add to the tooltip (set by the owner) that the loaded ``model`` makes the rate itself
+        (the "speed" control: CosyVoice, IndexTTS-2.5's duration factor), or take that away."""
+        tip = self.toolTip().split(_NOTE)[0]
+        if controls is not None and "speed" in controls:
+            tip += _NOTE + self.tr(
+                "{0} makes this rate itself instead of stretching the audio afterwards: the speech "
+                "lasts 1 ÷ rate as long (its duration factor: 1.25× → 0.80×, 0.5× → 2.00×)."
+            ).format(model)
+        self.setToolTip(tip)
 
 
 class PauseForm(QWidget):

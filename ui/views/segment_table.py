@@ -60,6 +60,7 @@ class SegmentRow:
     check: CheckCell = CheckCell()
     seed: int | None = None  # the seed of the current take
     stale: str = ""  # the take was made with other settings: which ones ("CFG 2.0")
+    emotion: str = ""  # how it is spoken (EmotionSpec.label: "angry 0.8"); "": the voice's own
     playing: bool = False  # the playhead is in this segment
     position: float | None = None  # seconds into it, while playing
 
@@ -283,6 +284,7 @@ class SegmentTable(QTableWidget):
             if row.custom
             else ""
         )
+        cells[1].setToolTip(self.tr("Emotion: {0}").format(row.emotion) if row.emotion else "")
         cells[2].setToolTip(row.text)
         if row.stale and not failed:
             self._fit_status(texts[3])
