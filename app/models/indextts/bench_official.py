@@ -13,7 +13,8 @@ so the official code runs as its golden scripts run it.
 with the official defaults (3 beams, top-p 0.8, top-k 30, temperature 0.8, repetition penalty 10)
 and ``max_mel_tokens=--codes``, the same speaker clip each time (cached by the official code after
 the first call, as VoxDesk caches a voice). One warm-up, then ``--requests`` calls one after
-another: the official code has no batching. Per call: wall, the GPT's time (its
+another: the official code has no batching (``--no-warmup``: the first call is timed, the voice's
+conditions computed in it). Per call: wall, the GPT's time (its
 ``inference_speech``, prefill included) and codes, the audio's length; the whole segment is its
 first audio (``infer`` returns it at once). ``--accel`` turns on the official accel engine (its own
 paged KV cache and CUDA graphs): it needs CUDA and ``flash_attn``, which tools/flash_attn_shim/
@@ -140,7 +141,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "ms_per_code": 1e3 * gpt_s / max(codes, 1), "audio_s": audio, "rtf": wall / audio,
                 "first_audio_s": wall}  # fmt: skip
 
-    one(0)  # warm-up: the voice's conditions are cached from here on, as in VoxDesk's voice cache
+    if args.warmup:
+        one(0)  # the voice's conditions are cached from here on, as in VoxDesk's voice cache
     if args.device.startswith("cuda"):
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
@@ -157,6 +159,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "torch": torch.__version__,
         "stand_ins": stand_ins,
         "load_s": load_s,
+        "warmup": args.warmup,
         "runs": runs,
         "peak_allocated_gb": torch.cuda.max_memory_allocated() / 2**30 if cuda else None,
         "peak_reserved_gb": torch.cuda.max_memory_reserved() / 2**30 if cuda else None,
@@ -176,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--accel", action="store_true", help="the official accel engine (CUDA only)")
     ap.add_argument("--requests", type=int, default=3, help="timed calls after the warm-up")
     ap.add_argument("--threads", type=int)
+    ap.add_argument("--no-warmup", dest="warmup", action="store_false",
+                    help="time the first call (the voice's conditions computed in it)")  # fmt: skip
     ap.add_argument("--json", required=True, type=Path)
     args = ap.parse_args(argv)
     result = run(args)

@@ -30,7 +30,9 @@ conditioning included alike), wall, audio seconds, RTF (wall over audio, lower i
 its inverse, x real time), first audio (submit to the first audio chunk; the official returns the
 whole segment at once), peak GPU memory allocated and reserved. The official side at N
 concurrent is its per-request wall times N, measured on ``--official-requests`` calls (said in the
-JSON: ``"serial": true``). Prints a markdown table, writes JSON.
+JSON: ``"serial": true``; its first audio there is the median request's wait in that queue, (N + 1) / 2
+request walls). Each side first runs one warm-up request unless ``--no-warmup`` (then the timed
+request also computes the voice's conditions). Prints a markdown table, writes JSON.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ def run_official(args: argparse.Namespace, clip: Path, accel: bool, out: Path) -
     cmd = [args.official_python, "-m", "app.models.indextts.bench_official", "--official", args.official,
            "--folder", str(args.folder), "--clip", str(clip), "--text", args.text, "--codes", str(args.codes),
            "--device", args.device, "--dtype", dtype, "--requests", str(args.official_requests),
-           "--json", str(out)] + (["--accel"] if accel else []) + (
+           "--json", str(out)] + (["--accel"] if accel else []) + ([] if args.warmup else ["--no-warmup"]) + (
            ["--threads", str(args.threads)] if args.threads else [])  # fmt: skip
     log = out.with_suffix(".log")
     with open(log, "w", encoding="utf-8") as handle:
@@ -174,7 +176,8 @@ def run_ours(args: argparse.Namespace, graphs: bool) -> dict[str, Any]:
     res: dict[str, Any] = {"side": "ours", "dtype": args.dtype, "precision": precision,
                            "cuda_graphs": graphs and args.device.startswith("cuda"),
                            "load_s": time.perf_counter() - start}  # fmt: skip
-    run_batch(engine, 1, voice, args.text)  # warm-up: the voice's conditions are cached from here on
+    if args.warmup:
+        run_batch(engine, 1, voice, args.text)  # the voice's conditions are cached from here on
     res["runs"] = [run_batch(engine, n, voice, args.text) for n in args.concurrency]
     engine.shutdown()
     del engine
@@ -193,9 +196,11 @@ def _fmt(value: float | None, spec: str) -> str:
 
 
 def _row(label: str, r: dict[str, Any]) -> str:
-    return (f"| {label} | {r['concurrency']} | {r['ms_per_code']:.1f} | {r['codes_per_s']:.0f} "
-            f"| {r['rtf']:.3f} | {r['x_realtime']:.1f} | {r['first_audio_s']:.2f} s "
-            f"| {_fmt(r.get('peak_allocated_gb'), '.2f')} | {_fmt(r.get('peak_reserved_gb'), '.2f')} |")
+    return (
+        f"| {label} | {r['concurrency']} | {r['ms_per_code']:.1f} | {r['codes_per_s']:.0f} "
+        f"| {r['rtf']:.3f} | {r['x_realtime']:.1f} | {r['first_audio_s']:.2f} s "
+        f"| {_fmt(r.get('peak_allocated_gb'), '.2f')} | {_fmt(r.get('peak_reserved_gb'), '.2f')} |"
+    )
 
 
 def table(res: dict[str, Any]) -> str:
@@ -203,9 +208,11 @@ def table(res: dict[str, Any]) -> str:
     speed-ups of ours over the official loop and its accel engine (GPT ms per code, and wall)."""
     base = {side: {r["concurrency"]: r for r in res[side]["rows"]}
             for side in ("official", "accel") if "rows" in res.get(side, {})}  # fmt: skip
-    head = ("| side | concurrent | GPT ms/code | codes/s | RTF | x real time | first audio "
-            "| peak alloc GB | peak reserved GB | GPT ms/code: official ÷ ours | wall: official ÷ ours "
-            "| wall: accel ÷ ours |")
+    head = (
+        "| side | concurrent | GPT ms/code | codes/s | RTF | x real time | first audio "
+        "| peak alloc GB | peak reserved GB | GPT ms/code: official ÷ ours | wall: official ÷ ours "
+        "| wall: accel ÷ ours |"
+    )
     lines = [head, "|" + " --- |" * (head.count("|") - 1)]
     for side in ("official", "accel", "ours"):
         part = res.get(side, {})
@@ -249,6 +256,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--official-path", help="first on the official side's PYTHONPATH (its pinned packages)")
     ap.add_argument("--official-requests", type=int, default=3, help="official calls timed after a warm-up")
     ap.add_argument("--official-timeout", type=int, default=900)
+    ap.add_argument(
+        "--no-warmup",
+        dest="warmup",
+        action="store_false",
+        help="no warm-up request: the first is timed, its voice's conditions computed in it",
+    )
     ap.add_argument("--sides", default="official,accel,ours")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
@@ -260,8 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     written = bench_folder(args.folder, args.preset)
     print(f"folder {args.folder}: {written}", flush=True)
     device = torch.cuda.get_device_name() if args.device.startswith("cuda") else "cpu"
-    res: dict[str, Any] = {"preset": args.preset, "folder": written, "codes": args.codes, "text": args.text,
-                           "device": device, "threads": args.threads, "torch": torch.__version__}  # fmt: skip
+    res: dict[str, Any] = {"preset": args.preset, "folder": written, "codes": args.codes,
+                           "warmup": args.warmup, "text": args.text, "device": device,
+                           "threads": args.threads, "torch": torch.__version__}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="ixbench-") as tmp:
         clip = write_clip(Path(tmp) / "speaker.wav", speaker_clip())
         for side, accel in (("official", False), ("accel", True)):

@@ -33,10 +33,12 @@ def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tenso
     return out.transpose(1, 2)
 
 
-def flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=None, softmax_scale=None,
-                            causal=True, **_unused):  # fmt: skip
+def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=None, block_table=None,
+                            softmax_scale=None, causal=False, **_unused):  # fmt: skip
     """Decode attention: q [B, Lq, H, D] against the first ``cache_seqlens[b]`` cached positions
-    of each row (the new token's key and value are already in the cache)."""
+    of each row (the new token's key and value are already in the cache: ``k``/``v`` unsupported)."""
+    if k is not None or v is not None:
+        raise NotImplementedError("flash_attn shim: appending k/v in flash_attn_with_kvcache")
     if block_table is None:
         k, v = k_cache, v_cache
     else:
@@ -49,7 +51,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table
     return _attend(q, k, v, mask.unsqueeze(1), softmax_scale)
 
 
-def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
                            softmax_scale=None, causal=False, block_table=None, **_unused):  # fmt: skip
     """Prefill attention over packed sequences: q [total_q, H, D]; k/v [total_k, H, D], or the
     paged cache when ``block_table`` is given. One SDPA call per sequence (prefill only, never in a
