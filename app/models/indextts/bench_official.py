@@ -12,11 +12,12 @@ so the official code runs as its golden scripts run it.
 ``use_cuda_kernel`` default when a device is named: off, BigVGAN in torch) and ``infer`` is called
 with the official defaults (3 beams, top-p 0.8, top-k 30, temperature 0.8, repetition penalty 10)
 and ``max_mel_tokens=--codes``, the same speaker clip each time (cached by the official code after
-the first call, as VoxDesk caches a voice). One warm-up, then ``--requests`` calls one after
-another: the official code has no batching (``--no-warmup``: the first call is timed, the voice's
-conditions computed in it). Per call: wall, the GPT's time (its
-``inference_speech``, prefill included) and codes, the audio's length; the whole segment is its
-first audio (``infer`` returns it at once). ``--accel`` turns on the official accel engine (its own
+the first call, as VoxDesk caches a voice). One warm-up (none with ``--no-warmup``: the first call
+is timed, the voice's conditions computed in it), then ``--requests`` calls one after another: the
+official code has no batching. Per call: wall; the GPT's time (its ``inference_speech``, prefill
+included) and codes; GPT ms per step, the median interval between two decode steps' starts (so
+each step's sampling and beam work is in it); the audio's length; the whole segment is its first
+audio (``infer`` returns it at once). ``--accel`` turns on the official accel engine (its own
 paged KV cache and CUDA graphs): it needs CUDA and ``flash_attn``, which tools/flash_attn_shim/
 stands in for when absent (said in the JSON); it samples one sequence, no beams
 (indextts/gpt/model_v2.py:803).
@@ -32,6 +33,7 @@ import argparse
 import contextlib
 import io
 import json
+import statistics
 import sys
 import time
 import types
@@ -124,10 +126,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         return out
 
     tts.gpt.inference_speech = timed_inference_speech
+    # A GPT step's start: the plain loop's forward (the first of a request is the prefill), or the
+    # accel engine's decode call. The interval between two starts is one whole step: forward,
+    # sampling and beam bookkeeping (both loops read the codes back every step).
+    starts: list[float] = []
+    stepper = tts.gpt.accel_engine if tts.gpt.accel_engine is not None else tts.gpt.inference_model
+    name = "_run_decode_with_graph" if tts.gpt.accel_engine is not None else "forward"
+    step = getattr(stepper, name)
+
+    def stamped(*a: Any, **kw: Any) -> Any:
+        starts.append(time.perf_counter())
+        return step(*a, **kw)
+
+    setattr(stepper, name, stamped)
 
     def one(seed: int) -> dict[str, Any]:
         torch.manual_seed(seed)
         gpt_calls.clear()
+        starts.clear()
         _sync(torch, args.device)
         t = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
@@ -137,8 +153,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         wall = time.perf_counter() - t
         gpt_s, codes = sum(c[0] for c in gpt_calls), sum(c[1] for c in gpt_calls)
         audio = len(wav) / rate
+        steps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+        steps = steps[1:] if tts.gpt.accel_engine is None else steps  # the plain loop's first: prefill
         return {"wall_s": wall, "gpt_s": gpt_s, "codes": codes, "segments": len(gpt_calls),
-                "ms_per_code": 1e3 * gpt_s / max(codes, 1), "audio_s": audio, "rtf": wall / audio,
+                "ms_per_step": 1e3 * statistics.median(steps),
+                "ms_per_code_mean": 1e3 * gpt_s / max(codes, 1), "audio_s": audio, "rtf": wall / audio,
                 "first_audio_s": wall}  # fmt: skip
 
     if args.warmup:

@@ -24,9 +24,10 @@ side after another on the same machine:
   CUDA graphs on; ``--concurrency`` requests submitted together, then (CUDA) ``--mem-concurrency``
   on an engine with a ``--mem-kv-gb`` cache, for the peak memory a small card needs.
 
-Measured per side and concurrency: GPT ms per code (the GPT's time over the codes of one request:
-official ``inference_speech``; ours the engine steps that return no audio, so prefill and
-conditioning included alike), wall, audio seconds, RTF (wall over audio, lower is better; also
+Measured per side and concurrency: GPT ms per step, one code added to every request of the batch
+(the median whole decode step: official, the interval between two steps' starts, sampling and
+beam work included; ours, an engine step that returns no audio, after the prefill), codes per
+second (all requests), wall, audio seconds, RTF (wall over audio, lower is better; also
 its inverse, x real time), first audio (submit to the first audio chunk; the official returns the
 whole segment at once), peak GPU memory allocated and reserved. The official side at N
 concurrent is its per-request wall times N, measured on ``--official-requests`` calls (said in the
@@ -86,11 +87,11 @@ def official_rows(res: dict[str, Any], concurrency: list[int]) -> list[dict[str,
     """The official loop at each concurrency: its requests one after another (per-request figures
     as measured, wall N times the mean)."""
     runs = res["runs"]
-    mean = {k: float(np.mean([r[k] for r in runs])) for k in ("wall_s", "gpt_s", "audio_s", "ms_per_code")}
+    mean = {k: float(np.mean([r[k] for r in runs])) for k in ("wall_s", "gpt_s", "audio_s", "ms_per_step")}
     rows = []
     for n in concurrency:
         wall, audio = n * mean["wall_s"], n * mean["audio_s"]
-        rows.append({"concurrency": n, "serial": n > 1, "ms_per_code": mean["ms_per_code"], "wall_s": wall,
+        rows.append({"concurrency": n, "serial": n > 1, "ms_per_step": mean["ms_per_step"], "wall_s": wall,
                      "audio_s": audio, "rtf": wall / audio, "x_realtime": audio / wall,
                      "codes_per_s": n * runs[0]["codes"] / wall,
                      # the k-th request of N waits for the k-1 before it: the median waits N/2
@@ -118,8 +119,9 @@ def _sync(device: torch.device) -> None:
 
 
 def run_batch(engine: Any, n: int, voice: Any, text: str) -> dict[str, Any]:
-    """``n`` requests submitted together, run to the end. GPT time: the steps that return no audio
-    (each adds a code to every request; the first also prefills), over their count."""
+    """``n`` requests submitted together, run to the end. GPT ms per step: the median wall of the
+    engine steps that return no audio (each adds a code to every request) after the first (the
+    prefill, with the requests' conditioning)."""
     from app.engine.events import AudioChunk, RequestFailed, RequestFinished
     from app.engine.request import SynthRequest
 
@@ -133,14 +135,15 @@ def run_batch(engine: Any, n: int, voice: Any, text: str) -> dict[str, Any]:
     ids = [engine.submit(SynthRequest(text=text, voice=voice, seed=100 + i)) for i in range(n)]
     first: dict[int, float] = {}
     samples = dict.fromkeys(ids, 0)
-    gpt_s, gpt_steps, finished = 0.0, 0, 0
+    gpt_steps: list[float] = []  # the walls of the steps that returned no audio
+    finished = 0
     while engine.has_work():
         t = time.perf_counter()
         events = engine.step()
         dt = time.perf_counter() - t
         audio = [e for e in events if isinstance(e, AudioChunk)]
         if not audio:
-            gpt_s, gpt_steps = gpt_s + dt, gpt_steps + 1
+            gpt_steps.append(dt)
         for e in audio:
             first.setdefault(e.request_id, time.perf_counter() - start)
             samples[e.request_id] += len(e.samples)
@@ -151,10 +154,11 @@ def run_batch(engine: Any, n: int, voice: Any, text: str) -> dict[str, Any]:
     _sync(device)
     wall = time.perf_counter() - start
     audio_s = sum(samples.values()) / engine.sample_rate
-    codes = gpt_steps + 1  # the step that returns the audio decodes the last code
+    codes = len(gpt_steps) + 1  # the step that returns the audio decodes the last code
     cuda = device.type == "cuda"
     return {"concurrency": n, "finished": finished, "codes": codes,
-            "ms_per_code": 1e3 * gpt_s / gpt_steps, "wall_s": wall, "audio_s": audio_s, "rtf": wall / audio_s,
+            "ms_per_step": 1e3 * float(np.median(gpt_steps[1:] or gpt_steps)), "gpt_s": sum(gpt_steps),
+            "wall_s": wall, "audio_s": audio_s, "rtf": wall / audio_s,
             "x_realtime": audio_s / wall, "codes_per_s": n * codes / wall,
             "first_audio_s": float(np.median(list(first.values()))),
             "peak_allocated_gb": torch.cuda.max_memory_allocated(device) / 2**30 if cuda else None,
@@ -197,7 +201,7 @@ def _fmt(value: float | None, spec: str) -> str:
 
 def _row(label: str, r: dict[str, Any]) -> str:
     return (
-        f"| {label} | {r['concurrency']} | {r['ms_per_code']:.1f} | {r['codes_per_s']:.0f} "
+        f"| {label} | {r['concurrency']} | {r['ms_per_step']:.1f} | {r['codes_per_s']:.0f} "
         f"| {r['rtf']:.3f} | {r['x_realtime']:.1f} | {r['first_audio_s']:.2f} s "
         f"| {_fmt(r.get('peak_allocated_gb'), '.2f')} | {_fmt(r.get('peak_reserved_gb'), '.2f')} |"
     )
@@ -205,12 +209,12 @@ def _row(label: str, r: dict[str, Any]) -> str:
 
 def table(res: dict[str, Any]) -> str:
     """A markdown table in docs/benchmarks.md's style: one row per side and concurrency, with the
-    speed-ups of ours over the official loop and its accel engine (GPT ms per code, and wall)."""
+    speed-ups of ours over the official loop and its accel engine (GPT ms per step, and wall)."""
     base = {side: {r["concurrency"]: r for r in res[side]["rows"]}
             for side in ("official", "accel") if "rows" in res.get(side, {})}  # fmt: skip
     head = (
-        "| side | concurrent | GPT ms/code | codes/s | RTF | x real time | first audio "
-        "| peak alloc GB | peak reserved GB | GPT ms/code: official ÷ ours | wall: official ÷ ours "
+        "| side | concurrent | GPT ms/step | codes/s | RTF | x real time | first audio | peak alloc GB "
+        "| peak reserved GB | ms/step: official ÷ ours | wall: official ÷ ours | ms/step: accel ÷ ours "
         "| wall: accel ÷ ours |"
     )
     lines = [head, "|" + " --- |" * (head.count("|") - 1)]
@@ -222,17 +226,18 @@ def table(res: dict[str, Any]) -> str:
         rows = part.get("rows", part.get("runs", []))
         for r in rows:
             n = r["concurrency"]
-            ratios = ["", "", ""]
+            ratios = [""] * 4
             if side == "ours":
-                off, acc = base.get("official", {}).get(n), base.get("accel", {}).get(n)
-                ratios = [f"{off['ms_per_code'] / r['ms_per_code']:.2f}×" if off else "–",
-                          f"{off['wall_s'] / r['wall_s']:.2f}×" if off else "–",
-                          f"{acc['wall_s'] / r['wall_s']:.2f}×" if acc else "–"]  # fmt: skip
+                ratios = [
+                    f"{theirs[key] / r[key]:.2f}×" if theirs else "–"
+                    for theirs in (base.get("official", {}).get(n), base.get("accel", {}).get(n))
+                    for key in ("ms_per_step", "wall_s")
+                ]
             label = side + (" (serial)" if r.get("serial") else "")
             lines.append(_row(label, r) + f" {' | '.join(ratios)} |")
     memory = res.get("ours", {}).get("memory", {})
     for r in memory.get("runs", []):
-        lines.append(_row(f"ours, {memory['kv_cache_gb']} GB KV cache", r) + " | | |")
+        lines.append(_row(f"ours, {memory['kv_cache_gb']} GB KV cache", r) + " | | | |")
     return "\n".join(lines)
 
 
