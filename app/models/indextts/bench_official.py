@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
 import statistics
@@ -134,6 +135,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     name = "_run_decode_with_graph" if tts.gpt.accel_engine is not None else "forward"
     step = getattr(stepper, name)
 
+    @functools.wraps(step)  # generate() reads the forward's signature
     def stamped(*a: Any, **kw: Any) -> Any:
         starts.append(time.perf_counter())
         return step(*a, **kw)
