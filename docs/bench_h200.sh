@@ -30,7 +30,7 @@
 # official_indextts; cp -r /work/official/index-tts/indextts official_indextts/: the pinned checkout's
 # package, commit ee40fa7).
 # ixvs: whole requests (app/models/indextts/bench_vs_official.py), the released shapes' folder written once
-# to /tmp/ix25 (about 4 GB): the official IndexTTS2.infer loop (3 beams, bf16 GPT) and its accel engine
+# to /tmp/ix25 (5.5 GB): the official IndexTTS2.infer loop (3 beams, bf16 GPT) and its accel engine
 # (flash_attn from tools/flash_attn_shim: torch SDPA; one sampled sequence, no beams), one request after
 # another, against VoxDesk's engine at 1/16/64 concurrent (bf16 GPT, CUDA graphs) and at 1/4 with a 1 GB
 # KV cache (the peak for a 12 GB card); 200 codes (8 s of audio) a request. In the background on cores

@@ -74,8 +74,11 @@ def run_official(args: argparse.Namespace, clip: Path, accel: bool, out: Path) -
            ["--threads", str(args.threads)] if args.threads else [])  # fmt: skip
     log = out.with_suffix(".log")
     with open(log, "w", encoding="utf-8") as handle:
-        code = subprocess.run(cmd, env=env, stdout=handle, stderr=subprocess.STDOUT,
-                              timeout=args.official_timeout, check=False).returncode  # fmt: skip
+        try:
+            code = subprocess.run(cmd, env=env, stdout=handle, stderr=subprocess.STDOUT,
+                                  timeout=args.official_timeout, check=False).returncode  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return {"error": f"not done within --official-timeout {args.official_timeout} s"}
     if code != 0 or not out.is_file():
         lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
         tail = [line for line in lines if line.strip()]
