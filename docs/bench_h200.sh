@@ -24,12 +24,23 @@
 # (tools/bench_family_ab.py): family_*.json, family_ab.json and family_ab.md (the table) under $OUT.
 # cosyvoice: CosyVoice3 real shapes (app/models/cosyvoice/bench.py): the official CosyVoice3Model.tts()
 # loop against VoxDesk's LM (and its engine once the CosyVoice runner is in), GPU and 2 CPU cores.
-# indextts: IndexTTS-2.5 real shapes, random weights (app/models/indextts/bench_*.py): the GPT's 3 beams
-# per request through the engine, eager against CUDA graphs (and whether both give the same codes), the
-# GPT step alone, and the S2Mel solve against the official CFM when official_indextts/ is carried (the
-# pinned checkout's indextts package). Needs tiktoken in .whl/.
+# indextts: IndexTTS-2.5 real shapes, random weights: the sections ixvs then ixparts (each can be asked for
+# alone). Carry .whl/ (ours: tiktoken etc.), .whl_ixofficial/ (sh tools/indextts_device_wheels.sh: the
+# official side's pinned transformers 4.52.1, librosa, ...) and official_indextts/indextts/ (mkdir
+# official_indextts; cp -r /work/official/index-tts/indextts official_indextts/: the pinned checkout's
+# package, commit ee40fa7).
+# ixvs: whole requests (app/models/indextts/bench_vs_official.py), the released shapes' folder written once
+# to /tmp/ix25 (5.5 GB): the official IndexTTS2.infer loop (3 beams, bf16 GPT) and its accel engine
+# (flash_attn from tools/flash_attn_shim: torch SDPA; one sampled sequence, no beams), one request after
+# another, against VoxDesk's engine at 1/16/64 concurrent (bf16 GPT, CUDA graphs) and at 1/4 with a 1 GB
+# KV cache (the peak for a 12 GB card); 200 codes (8 s of audio) a request. In the background on cores
+# 14,15: the official loop against VoxDesk on 2 CPU threads, one cold request of 25 codes each (ix_cpu.log).
+# Writes ix_vs_official.json, ix_vs_cpu.json. About 8 minutes (not measured on a GPU yet: the limits
+# are 450 s GPU, 540 s CPU after the folder's write); ixparts about 5 more: ask for them in two calls.
+# ixparts: the GPT's 3 beams per request through the engine, eager against CUDA graphs (and whether both
+# give the same codes), the GPT step alone, and the S2Mel solve against the official CFM.
 # Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [lora] [book] [train]
-#        [family] [cosyvoice] [indextts]
+#        [family] [cosyvoice] [indextts] [ixvs] [ixparts]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
 RES=/tmp/bench-res
@@ -191,9 +202,28 @@ if want cosyvoice; then  # issue 18 §6: CosyVoice3 real shapes, the official tt
 fi
 [ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }
 [ -n "$CPU2_PID" ] && { echo "waiting for the cpu2 section"; wait $CPU2_PID; cat "$OUT/cpu2.log"; }
-if want indextts; then
-    ix() { echo "== $1"; timeout 900 python3 -m "app.models.indextts.$@" 2>&1 | grep -v -E "it/s|Warning|warn\("; }
-    ix bench_engine --device cuda --preset indextts25 --dtype bf16 --batch 1 8 32 --steps 200 --out "$RES/ix_engine.json"
+if want indextts || want ixvs; then  # issue 19 section 5: whole requests against the official loop and accel
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/ixoff .whl_ixofficial/*.whl
+    t=$(date +%s); python3 -c "from app.models.indextts.bench_folder import bench_folder as b; print(b('/tmp/ix25', 'indextts25'))"
+    echo "write indextts25 folder: $(( $(date +%s) - t )) s, $(du -sh /tmp/ix25 | cut -f1)"
+    ixvs() { timeout "$1" python3 -m app.models.indextts.bench_vs_official "${@:2}" --folder /tmp/ix25 \
+        --official "$PWD/official_indextts" --official-path /tmp/ixoff 2>&1 | grep -v -E "it/s|Warning|warn\("; }
+    export -f ixvs
+    (
+        echo "== indextts cpu: indextts25, 2 threads, 1 request of 25 codes (no warm-up), official then VoxDesk"
+        taskset -c 14,15 bash -c 'ixvs "$@"' _ 540 --device cpu --threads 2 --concurrency 1 --codes 25 \
+            --no-warmup --official-requests 1 --official-timeout 270 --json "$RES/ix_vs_cpu.json"
+    ) > "$OUT/ix_cpu.log" 2>&1 &
+    IXCPU_PID=$!
+    taskset -cp 0-11 $$ > /dev/null
+    echo "== indextts gpu: official loop + accel (serial) vs VoxDesk at 1/16/64, memory at 1/4, 200 codes"
+    ixvs 450 --device cuda --concurrency 1,16,64 --mem-concurrency 1,4 --codes 200 --official-requests 2 \
+        --official-timeout 150 --json "$RES/ix_vs_official.json"
+    echo "waiting for the indextts cpu section"; wait $IXCPU_PID; cat "$OUT/ix_cpu.log"
+fi
+if want indextts || want ixparts; then
+    ix() { echo "== $1"; timeout 150 python3 -m "app.models.indextts.$@" 2>&1 | grep -v -E "it/s|Warning|warn\("; }
+    ix bench_engine --device cuda --preset indextts25 --dtype bfloat16 --batch 1 8 32 --steps 200 --out "$RES/ix_engine.json"
     ix bench_gpt --device cuda --preset indextts25 --dtype bf16 --batch 1 4 16 --steps 100 --out "$RES/ix_gpt.json"
     official=(); [ -d official_indextts ] && official=(--official "$PWD/official_indextts")
     ix bench_s2mel --device cuda --preset indextts25 --prompt 300 --frames 600,1500 --batch 1,4,16 --repeat 5 \
