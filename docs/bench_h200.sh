@@ -184,21 +184,21 @@ if want cosyvoice; then  # issue 18 §6: CosyVoice3 real shapes, the official tt
     export -f cv
     t=$(date +%s); PYTHONPATH=$CVPATH python3 -c "from app.models.cosyvoice.bench import write_folder as w; from pathlib import Path; w(Path('/tmp/cv05'), 'cosyvoice3-0.5b')"
     echo "write cosyvoice3-0.5b: $(( $(date +%s) - t )) s"
-    (  # CPU, two host cores: the official loop and VoxDesk's LM, real shapes, 40 tokens a request
+    [ -n "$CV_NO_CPU" ] || (  # CPU, two host cores: the official loop and VoxDesk's LM, real shapes, 40 tokens a request
         echo "== cosyvoice cpu: cosyvoice3-0.5b, 2 threads, 1 request"
         taskset -c 14,15 timeout 450 bash -c 'cv "$@"' _ --folder /tmp/cv05 --device cpu \
             --threads 2 --concurrency 1 --text-tokens 2 --official official_cosyvoice --sides official,lm,engine \
             --json "$RES/cosyvoice_cpu.json"
     ) > "$OUT/cosyvoice_cpu.log" 2>&1 &
-    CVCPU_PID=$!
+    CVCPU_PID=$!; [ -n "$CV_NO_CPU" ] && CVCPU_PID=
     taskset -cp 0-11 $$ > /dev/null
     echo "== cosyvoice gpu: cosyvoice3-0.5b, official tts() at 1 (it serves one at a time), VoxDesk at 1/16/64"
-    timeout 300 bash -c 'cv "$@"' _ --folder /tmp/cv05 --device cuda --concurrency 1,16,64 \
-        --official-concurrency 1 --text-tokens 5 --official official_cosyvoice --json "$RES/cosyvoice_gpu.json"
+    timeout 170 bash -c 'cv "$@"' _ --folder /tmp/cv05 --device cuda --concurrency 1,16,64 \
+        --official-concurrency 1 --text-tokens 3 --official official_cosyvoice --json "$RES/cosyvoice_gpu.json"
     echo "== cosyvoice graphs: the graphed LM step against the eager one, real shapes"
-    PYTHONPATH=$CVPATH timeout 100 python3 tools/cosyvoice_graphs_check.py --model /tmp/cv05 --device cuda \
+    PYTHONPATH=$CVPATH timeout 60 python3 tools/cosyvoice_graphs_check.py --model /tmp/cv05 --device cuda \
         --concurrency 1,16,64 --json "$RES/cv_graphs.json" 2>&1 | grep --line-buffered -v -E "Warning|warn\("
-    echo "waiting for the cosyvoice cpu section"; wait $CVCPU_PID; cat "$OUT/cosyvoice_cpu.log"
+    [ -n "$CVCPU_PID" ] && { echo "waiting for the cosyvoice cpu section"; wait $CVCPU_PID; cat "$OUT/cosyvoice_cpu.log"; }
 fi
 [ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }
 [ -n "$CPU2_PID" ] && { echo "waiting for the cpu2 section"; wait $CPU2_PID; cat "$OUT/cpu2.log"; }
@@ -211,14 +211,14 @@ if want indextts || want ixvs; then  # issue 19 section 5: whole requests agains
     export -f ixvs
     (
         echo "== indextts cpu: indextts25, 2 threads, 1 request of 25 codes (no warm-up), official then VoxDesk"
-        taskset -c 14,15 bash -c 'ixvs "$@"' _ 540 --device cpu --threads 2 --concurrency 1 --codes 25 \
-            --no-warmup --official-requests 1 --official-timeout 270 --json "$RES/ix_vs_cpu.json"
+        taskset -c 14,15 bash -c 'ixvs "$@"' _ 300 --device cpu --threads 2 --concurrency 1 --codes 15 \
+            --no-warmup --official-requests 1 --official-timeout 150 --json "$RES/ix_vs_cpu.json"
     ) > "$OUT/ix_cpu.log" 2>&1 &
     IXCPU_PID=$!
     taskset -cp 0-11 $$ > /dev/null
     echo "== indextts gpu: official loop + accel (serial) vs VoxDesk at 1/16/64, memory at 1/4, 200 codes"
-    ixvs 450 --device cuda --concurrency 1,16,64 --mem-concurrency 1,4 --codes 200 --official-requests 2 \
-        --official-timeout 150 --json "$RES/ix_vs_official.json"
+    ixvs 270 --device cuda --concurrency 1,16,64 --mem-concurrency 1,4 --codes 120 --official-requests 1 \
+        --official-timeout 90 --json "$RES/ix_vs_official.json"
     echo "waiting for the indextts cpu section"; wait $IXCPU_PID; cat "$OUT/ix_cpu.log"
 fi
 if want indextts || want ixparts; then
