@@ -39,6 +39,8 @@
 # are 450 s GPU, 540 s CPU after the folder's write); ixparts about 5 more: ask for them in two calls.
 # ixparts: the GPT's 3 beams per request through the engine, eager against CUDA graphs (and whether both
 # give the same codes), the GPT step alone, and the S2Mel solve against the official CFM.
+# Time limits (seconds) for a short device session: CV_GPU_S, CV_GRAPHS_S (0 skips the graphs check),
+# IX_GPU_S, IX_CPU_S; CV_NO_CPU=1 skips the CosyVoice CPU half.
 # Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [lora] [book] [train]
 #        [family] [cosyvoice] [indextts] [ixvs] [ixparts]
 set -o pipefail
@@ -193,11 +195,13 @@ if want cosyvoice; then  # issue 18 §6: CosyVoice3 real shapes, the official tt
     CVCPU_PID=$!; [ -n "$CV_NO_CPU" ] && CVCPU_PID=
     taskset -cp 0-11 $$ > /dev/null
     echo "== cosyvoice gpu: cosyvoice3-0.5b, official tts() at 1 (it serves one at a time), VoxDesk at 1/16/64"
-    timeout 170 bash -c 'cv "$@"' _ --folder /tmp/cv05 --device cuda --concurrency 1,16,64 \
+    timeout "${CV_GPU_S:-170}" bash -c 'cv "$@"' _ --folder /tmp/cv05 --device cuda --concurrency 1,16,64 \
         --official-concurrency 1 --text-tokens 3 --official official_cosyvoice --json "$RES/cosyvoice_gpu.json"
-    echo "== cosyvoice graphs: the graphed LM step against the eager one, real shapes"
-    PYTHONPATH=$CVPATH timeout 60 python3 tools/cosyvoice_graphs_check.py --model /tmp/cv05 --device cuda \
-        --concurrency 1,16,64 --json "$RES/cv_graphs.json" 2>&1 | grep --line-buffered -v -E "Warning|warn\("
+    if [ "${CV_GRAPHS_S:-60}" != 0 ]; then
+        echo "== cosyvoice graphs: the graphed LM step against the eager one, real shapes"
+        PYTHONPATH=$CVPATH timeout "${CV_GRAPHS_S:-60}" python3 tools/cosyvoice_graphs_check.py --model /tmp/cv05 \
+            --device cuda --concurrency 1,16,64 --json "$RES/cv_graphs.json" 2>&1 | grep --line-buffered -v -E "Warning|warn\("
+    fi
     [ -n "$CVCPU_PID" ] && { echo "waiting for the cosyvoice cpu section"; wait $CVCPU_PID; cat "$OUT/cosyvoice_cpu.log"; }
 fi
 [ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }
@@ -211,13 +215,13 @@ if want indextts || want ixvs; then  # issue 19 section 5: whole requests agains
     export -f ixvs
     (
         echo "== indextts cpu: indextts25, 2 threads, 1 request of 25 codes (no warm-up), official then VoxDesk"
-        taskset -c 14,15 bash -c 'ixvs "$@"' _ 300 --device cpu --threads 2 --concurrency 1 --codes 15 \
+        taskset -c 14,15 bash -c 'ixvs "$@"' _ "${IX_CPU_S:-300}" --device cpu --threads 2 --concurrency 1 --codes 15 \
             --no-warmup --official-requests 1 --official-timeout 150 --json "$RES/ix_vs_cpu.json"
     ) > "$OUT/ix_cpu.log" 2>&1 &
     IXCPU_PID=$!
     taskset -cp 0-11 $$ > /dev/null
     echo "== indextts gpu: official loop + accel (serial) vs VoxDesk at 1/16/64, memory at 1/4, 200 codes"
-    ixvs 270 --device cuda --concurrency 1,16,64 --mem-concurrency 1,4 --codes 120 --official-requests 1 \
+    ixvs "${IX_GPU_S:-270}" --device cuda --concurrency 1,16,64 --mem-concurrency 1,4 --codes 120 --official-requests 1 \
         --official-timeout 90 --json "$RES/ix_vs_official.json"
     echo "waiting for the indextts cpu section"; wait $IXCPU_PID; cat "$OUT/ix_cpu.log"
 fi
