@@ -16,7 +16,10 @@ import torch
 
 from app.engine import Engine, EngineConfig, SynthRequest
 from app.engine.events import AudioChunk, RequestFailed, RequestFinished, RequestRetried
+from app.engine.family import FamilyInfo
+from app.engine.request import EmotionControl
 from app.engine.sequence import Status
+from app.errors import VoxDeskError
 from app.models.voxcpm.runner import VoxCPMRunner
 
 ENGINE_DIR = Path(__file__).resolve().parent.parent / "app" / "engine"
@@ -121,3 +124,28 @@ def test_a_control_the_family_lacks_is_refused_in_one_line(engine):
     assert isinstance(failed, RequestFailed) and failed.request_id == rid
     assert failed.message == "VoxCPM2 does not take an instruction (how to speak): leave it empty."
     assert not engine.has_work()
+
+
+@pytest.mark.parametrize(
+    ("request_", "message"),
+    [
+        (SynthRequest("hello", emotion=EmotionControl(vector=(0, 0.5, 0, 0, 0, 0, 0, 0))),
+         "VoxCPM2 does not take an emotion: leave it on the voice's own."),
+        (SynthRequest("hello", language="en"),
+         "VoxCPM2 does not take a language (it reads the text as it is): leave it on automatic."),
+    ],
+)
+def test_an_emotion_or_language_the_family_lacks_is_refused_in_one_line(engine, request_, message):
+    assert not engine.info.has("emotion") and not engine.info.has("language")
+    rid = engine.submit(request_)
+    (failed,) = engine.step()
+    assert isinstance(failed, RequestFailed) and failed.request_id == rid
+    assert failed.message == message
+    assert not engine.has_work()
+
+
+def test_a_language_the_family_does_not_name_is_refused():
+    info = FamilyInfo("x", "X", "x", frozenset({"language"}), 16000, 16000, languages=("zh", "en"))
+    info.refuse(SynthRequest("hello", language="en"))
+    with pytest.raises(VoxDeskError, match="^X does not speak 'fr': choose one of zh, en, or automatic.$"):
+        info.refuse(SynthRequest("hello", language="fr"))

@@ -23,7 +23,6 @@ from app.models.indextts.config import load_config
 from app.models.indextts.emotion import (
     EmotionEncoder,
     EmotionMatrices,
-    check_vector,
     scale_vector,
     webui_balance,
 )
@@ -107,30 +106,6 @@ def test_alpha_is_clamped_for_vectors() -> None:
 def test_webui_balance_matches_official(golden) -> None:
     for case in golden[0]["balance"]:
         assert webui_balance(case["in"]) == pytest.approx(case["out"], abs=1e-12)
-
-
-def test_check_vector_accepts_a_mix() -> None:
-    assert check_vector([0, 0.3, 0, 0, 0.2, 0, 0, 0.5]) == [0.0, 0.3, 0.0, 0.0, 0.2, 0.0, 0.0, 0.5]
-    assert check_vector([0.1] * 8 + [])[0] == 0.1
-
-
-@pytest.mark.parametrize(
-    ("values", "says"),
-    [
-        ([0.1] * 7, "has 8 weights"),
-        ("0.1,0.2", "has 8 weights"),
-        ([0, 1.5, 0, 0, 0, 0, 0, 0], "angry weight is 1.5"),
-        ([0, 0, -0.1, 0, 0, 0, 0, 0], "sad weight is -0.1"),
-        ([0, 0, 0, float("nan"), 0, 0, 0, 0], "afraid weight is nan"),
-        ([0, 0, 0, 0, "x", 0, 0, 0], "disgusted weight is 'x'"),
-        ([True, 0, 0, 0, 0, 0, 0, 0], "happy weight is True"),
-        ([0.5, 0.3, 0, 0, 0, 0, 0, 0.4], "add up to 1.2"),
-    ],
-)
-def test_check_vector_refuses_with_one_line(values, says: str) -> None:
-    with pytest.raises(VoxDeskError) as err:
-        check_vector(values)
-    assert says in str(err.value) and "\n" not in str(err.value)
 
 
 def test_matrices_of_the_wrong_shape_are_refused(tiny_ix: Path, tmp_path: Path) -> None:  # noqa: F811

@@ -232,10 +232,7 @@ class Engine:
 
     def _make_sequence(self, rid: int, request: SynthRequest) -> Sequence:
         request.check()
-        if request.instruction.strip() and not self.info.has("instruction"):
-            raise VoxDeskError(
-                f"{self.info.label} does not take an instruction (how to speak): leave it empty."
-            )
+        self.info.refuse(request)
         seq = self.runner.make_sequence(rid, request, self.config.block_size)
         if request.lora:
             seq.lora = self.adapters.read(request.lora)

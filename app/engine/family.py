@@ -44,6 +44,9 @@ CONTROLS = frozenset(
         "lora",
         "normalize",
         "stream",
+        "emotion",  # SynthRequest.emotion from a clip or 8 weights (IndexTTS-2.5)
+        "emotion_text",  # SynthRequest.emotion from a description (IndexTTS with its QwenEmotion folder)
+        "language",  # SynthRequest.language: one of FamilyInfo.languages instead of the family's guess
     }
 )
 
@@ -58,6 +61,7 @@ class FamilyInfo:
     controls: frozenset[str]
     sample_rate: int  # of the audio it returns
     voice_rate: int  # the rate voice audio is handed to it at (it resamples further itself)
+    languages: tuple[str, ...] = ()  # codes SynthRequest.language may name (the "language" control)
 
     def __post_init__(self) -> None:
         unknown = self.controls - CONTROLS
@@ -66,6 +70,23 @@ class FamilyInfo:
 
     def has(self, control: str) -> bool:
         return control in self.controls
+
+    def refuse(self, request: SynthRequest) -> None:
+        """:class:`VoxDeskError` (one line saying what to do) for a control of ``request`` this
+        family lacks: an instruction, an emotion, a language it does not name. A text emotion on a
+        family with "emotion" but not "emotion_text" is left to the family (its line says what to
+        download)."""
+        if request.instruction.strip() and not self.has("instruction"):
+            raise VoxDeskError(f"{self.label} does not take an instruction (how to speak): leave it empty.")
+        if request.emotion is not None and not self.has("emotion"):
+            raise VoxDeskError(f"{self.label} does not take an emotion: leave it on the voice's own.")
+        if request.language:
+            if not self.has("language"):
+                raise VoxDeskError(f"{self.label} does not take a language (it reads the text as it is): "
+                                   "leave it on automatic.")  # fmt: skip
+            if request.language not in self.languages:
+                raise VoxDeskError(f"{self.label} does not speak '{request.language}': choose one of "
+                                   f"{', '.join(self.languages)}, or automatic.")  # fmt: skip
 
 
 @dataclass(frozen=True)

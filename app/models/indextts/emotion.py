@@ -10,14 +10,14 @@ comes from one of three controls (docs/indextts_plan.md section 1):
   adds ``Σ w_k·row_k + (1 − Σ w)·merge(speaker clip, speaker clip, 1)``;
 - the request's α applied to the weights first: :func:`scale_vector` (``infer_v2_5.py:606-610``).
 
-The official ``infer`` does not check the weights; VoxDesk's rule (:func:`check_vector`) is the one a
-user can read off the meaning: 8 weights from 0 to 1 whose total is at most 1, the rest being the
-voice's own emotion. :func:`webui_balance` is the official web UI's rescaling, offered by name.
+The official ``infer`` does not check the weights; VoxDesk's rule (:func:`check_vector`, the request's:
+:mod:`app.engine.request`) is the one a user can read off the meaning: 8 weights from 0 to 1 whose
+total is at most 1, the rest being the voice's own emotion. :func:`webui_balance` is the official web
+UI's rescaling, offered by name.
 """
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +30,7 @@ from torch import nn
 
 from app.errors import VoxDeskError
 from app.models.indextts.emo_conformer import INPUT_LAYERS, EmotionConformer, PerceiverResampler
-from app.models.indextts.presets import EMOTIONS, SPK_DIM, W2V_WIDTH
+from app.models.indextts.presets import SPK_DIM, W2V_WIDTH
 from app.models.indextts.weights import load_torch, strict_load
 
 PREFIXES = ("emo_conditioning_encoder.", "emo_perceiver_encoder.", "emovec_layer.", "emo_layer.")
@@ -138,30 +138,6 @@ def _matrix(path: Path, rows: int, width: int) -> torch.Tensor:
         raise VoxDeskError(f"{path.name} holds {got}, not the [{rows}, {width}] matrix this folder's "
                            "config.yaml describes: download the model folder again.")  # fmt: skip
     return value.float()
-
-
-def check_vector(values: Sequence[Any]) -> list[float]:
-    """8 emotion weights (happy, angry, sad, afraid, disgusted, melancholic, surprised, calm) as
-    floats, each from 0 to 1, adding up to at most 1; else one line saying what to change."""
-    if isinstance(values, str | bytes) or len(values) != len(EMOTIONS):
-        count = len(values) if not isinstance(values, str | bytes) else "text"
-        raise VoxDeskError(f"An emotion vector has {len(EMOTIONS)} weights ({', '.join(EMOTIONS)}); "
-                           f"got {count}.")  # fmt: skip
-    out = []
-    for name, value in zip(EMOTIONS, values, strict=True):
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            number = math.nan
-        if isinstance(value, bool) or not 0.0 <= number <= 1.0:
-            raise VoxDeskError(f"The {name} weight is {value!r}: each emotion weight is a number "
-                               "from 0 to 1.")  # fmt: skip
-        out.append(number)
-    total = sum(out)
-    if total > 1.0 + 1e-6:
-        raise VoxDeskError(f"The emotion weights add up to {total:.3g}: keep the total at 1 or less "
-                           "(what is left is the voice's own emotion).")  # fmt: skip
-    return out
 
 
 def scale_vector(values: Sequence[float], alpha: float) -> list[float]:

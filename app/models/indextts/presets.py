@@ -31,7 +31,6 @@ from app.errors import VoxDeskError
 
 TINY = "indextts25-tiny"
 REAL = "indextts25"
-EMOTIONS = ("happy", "angry", "sad", "afraid", "disgusted", "melancholic", "surprised", "calm")
 W2V_WIDTH = 1024  # hard-coded by the official code (model_v2.py:356,375,381,392)
 SPK_DIM = 192  # CAMPPlus embedding size, hard-coded (infer_v2_5.py:218)
 

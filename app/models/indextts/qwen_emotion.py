@@ -5,7 +5,7 @@ The official ``QwenEmotion`` (``infer_v2_5.py:910-1060``) loads the folder ``cfg
 ``[system "文本情感分类", user TEXT]`` (thinking off), samples a reply with the folder's
 ``generation_config.json`` on the global torch generator, and reads the reply as 8 scores:
 JSON, else a ``key: number`` pattern; the sad score moves to melancholic when the text names
-melancholy; Chinese keys map to the 8 English ones in the order of :data:`presets.EMOTIONS`; each
+melancholy; Chinese keys map to the 8 English ones in the order of :data:`app.engine.request.EMOTIONS`; each
 score is clamped to [0, 1.2]; no emotion at all means calm 1.0. This module does the same with
 transformers' ``Qwen3ForCausalLM`` on the CPU in fp16 (``device_map="auto"`` is the CPU on a machine
 without a GPU), from local files only and without code from the folder. Where the official
@@ -23,9 +23,9 @@ from typing import Any
 
 import torch
 
+from app.engine.request import EMOTIONS
 from app.errors import VoxDeskError
 from app.models.common.hf_quiet import quiet_transformers
-from app.models.indextts.presets import EMOTIONS
 from app.models.indextts.weights import NO_QWEN
 
 THINK_END = 151668  # ``</think>``, the id the official reader looks for

@@ -31,8 +31,9 @@ from typing import TypeVar
 import numpy as np
 import torch
 
+from app.engine.request import check_vector
 from app.models.indextts.audio_in import campplus_fbank, load_emotion, load_prompt, ref_mel
-from app.models.indextts.emotion import check_vector, scale_vector
+from app.models.indextts.emotion import scale_vector
 from app.models.indextts.models import IndexModels
 
 T = TypeVar("T")
