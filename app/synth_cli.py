@@ -227,7 +227,10 @@ def _render_remote(jobs: list[Job], args: argparse.Namespace) -> Iterator[tuple[
     backend = RemoteBackend(args.server, args.api_key, timeout=args.timeout)
     try:
         model = backend.connect()
-        voice = _voice(args, model.encoder_rate, model.architecture == "voxcpm2")
+        if args.control and model.architecture != "voxcpm2":  # (sent as VoxCPM2's voice design)
+            raise VoxDeskError("--control with --server needs a VoxCPM2 server.")
+        # every family but VoxCPM1 copies a voice from a recording without its transcript
+        voice = _voice(args, model.encoder_rate, model.architecture != "voxcpm")
         events: queue.SimpleQueue = queue.SimpleQueue()
         handles = []
         for job in jobs:

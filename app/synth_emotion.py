@@ -42,7 +42,7 @@ def add_emotion_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--emotion-vector",
-        metavar="V1,…,V8",
+        metavar="V1,...,V8",
         help="8 weights from 0 to 1, adding up to at most 1 (the rest is the voice's own emotion), in "
         f"this order: {', '.join(EMOTIONS)}",
     )
