@@ -78,7 +78,7 @@ def conditioner(_request: SynthRequest, generator: torch.Generator) -> Condition
     return Conditioning(torch.from_numpy(GOLD["style"]), torch.from_numpy(GOLD["emovec"]))
 
 
-def decoder(codes: list[int], _voice, generator: torch.Generator, _last: bool) -> np.ndarray:
+def decoder(codes: list[int], _cond, generator: torch.Generator, _last: bool) -> np.ndarray:
     torch.randn(NOISE, generator=generator)  # where the S2Mel noise is drawn
     return np.asarray(codes, np.float32) if codes else np.asarray([-1.0], np.float32)
 
@@ -255,6 +255,7 @@ def test_the_language_comes_from_the_script(make_engine) -> None:
     runner = make_engine().runner
     cases = {"Hello.": "en", "你好。": "zh", "今日は晴れです。": "ja", "مرحبا": "ar", "¡Hola, señor!": "en"}
     assert {text: runner.language(SynthRequest(text=text)) for text in cases} == cases
+    assert runner.language(SynthRequest(text="¡Hola, señor!", language="es")) == "es"  # the request's own
 
 
 # ---- end to end: the pipeline's parts (models.py, voice.py, decoder.py) behind the seams --------

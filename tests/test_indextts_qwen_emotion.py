@@ -18,10 +18,10 @@ import pytest
 import torch
 from tiny_indextts import tiny_ix  # noqa: F401
 
+from app.engine.request import EMOTIONS
 from app.errors import VoxDeskError
 from app.models.indextts.config import load_config
 from app.models.indextts.emotion import EmotionEncoder, EmotionMatrices, scale_vector
-from app.engine.request import EMOTIONS
 from app.models.indextts.qwen_emotion import THINK_END, QwenEmotion, write_tiny_qwen
 from app.models.indextts.weights import load_torch
 

@@ -50,7 +50,7 @@ def _engine(folder: Path, gpt: UnifiedGPT, args: argparse.Namespace, graphs: boo
     emovec = torch.randn(1, gpt.dim, generator=torch.Generator().manual_seed(1)) * 0.1
     parts = Parts(
         conditioner=lambda _request, _generator: Conditioning(style, emovec),
-        decoder=lambda codes, _voice, _generator, _last: np.asarray(codes, np.float32),
+        decoder=lambda codes, _cond, _generator, _last: np.asarray(codes, np.float32),
         gpt=gpt,
         params=BeamParams(max_mel_tokens=args.steps),
     )

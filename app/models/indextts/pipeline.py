@@ -5,7 +5,9 @@ GPT, and a segment's audio after it (the runner's seams), and those seams over t
 them, so a request through the engine draws from its generator in the reference's (the official)
 order: QwenEmotion's sampling for emotion text, the voice's w2v-BERT calls
 (:data:`~.voice.VOICE_CALLS`, then the emotion clip's), then per segment the GPT's beams and the
-S2Mel noise. A segment's samples are the official float wav (int16 scale) over 32767, followed by
+S2Mel noise. The request's controls ride in it: ``emotion`` (clip, vector or text, with its weight)
+becomes the conditioning's ``emovec``, ``speed`` the segments' duration factor ``1 / speed``.
+A segment's samples are the official float wav (int16 scale) over 32767, followed by
 the official 200 ms of silence unless it is the last.
 """
 
@@ -26,7 +28,15 @@ from app.models.indextts.decoder import PEAK, decode_segment, silence_samples
 from app.models.indextts.gpt import UnifiedGPT
 from app.models.indextts.models import IndexModels
 from app.models.indextts.text import TextFrontend
-from app.models.indextts.voice import VOICE_CALLS, Emotion, Voice, emotion_weights, emovec, skip_draws
+from app.models.indextts.voice import (
+    VOICE_CALLS,
+    Emotion,
+    Voice,
+    emotion_features,
+    emotion_weights,
+    emovec,
+    skip_draws,
+)
 
 NO_VOICE = "IndexTTS-2.5 speaks in the voice of a recording: choose a voice first."
 SEGMENT_TOKENS = 120  # the official max_text_tokens_per_segment
@@ -40,6 +50,7 @@ class Conditioning:
     style: torch.Tensor  # [1, 192] CAMPPlus speaker style
     emovec: torch.Tensor  # [1, d] emotion vector
     voice: Any = None  # the decoder's per-voice data (:class:`~.voice.Voice`)
+    duration_factor: float = 1.0  # the request's 1 / speed: its segments' length (the official argument)
 
 
 class Conditioner(Protocol):
@@ -50,11 +61,12 @@ class Conditioner(Protocol):
 
 
 class SegmentDecoder(Protocol):
-    """A segment's codes → its audio (float32 mono in [-1, 1]), drawing its noise from the
-    request's ``generator``; ``last``: no segment follows (no silence after it)."""
+    """A segment's codes → its audio (float32 mono in [-1, 1]) for the request's conditioning
+    ``cond`` (its voice, its duration factor), drawing its noise from the request's ``generator``;
+    ``last``: no segment follows (no silence after it)."""
 
     def __call__(
-        self, codes: list[int], voice: Any, generator: torch.Generator, last: bool
+        self, codes: list[int], cond: Conditioning, generator: torch.Generator, last: bool
     ) -> np.ndarray: ...
 
 
@@ -69,6 +81,7 @@ class Parts:
     segment_tokens: int = SEGMENT_TOKENS
     frontend: TextFrontend | None = None  # None: the runner reads the folder's
     voices: VoiceCache | None = None  # the speaker clips' conditions kept (parts_from's)
+    emotion_text: bool = False  # the conditioner reads emotion descriptions (the folder has QwenEmotion)
 
 
 class VoiceCache:
@@ -94,9 +107,10 @@ class VoiceCache:
         return len(self._voices)
 
 
-def parts_from(models: IndexModels, params: BeamParams | None = None, duration_factor: float = 1.0,
-               segment_tokens: int = SEGMENT_TOKENS, voices: int = 32) -> Parts:  # fmt: skip
-    """The runner's parts over ``models``: each request in its voice's own emotion (plain); the
+def parts_from(models: IndexModels, params: BeamParams | None = None, segment_tokens: int = SEGMENT_TOKENS,
+               voices: int = 32) -> Parts:  # fmt: skip
+    """The runner's parts over ``models``: each request with its own emotion control
+    (``request.emotion``, :meth:`Emotion.of`) and duration factor (``1 / request.speed``); the
     newest ``voices`` speaker clips' conditions are kept."""
     cache = VoiceCache(models, voices)
 
@@ -107,17 +121,21 @@ def parts_from(models: IndexModels, params: BeamParams | None = None, duration_f
             audio = voice.reference_audio if voice.reference_audio is not None else voice.prompt_audio
         if audio is None:
             raise VoxDeskError(NO_VOICE)
-        emotion = Emotion.plain()
-        weights = emotion_weights(models, emotion, request.text, generator)
+        emotion = Emotion.of(request.emotion)
+        weights = emotion_weights(models, emotion, request.text, generator)  # QwenEmotion draws first
         clip = cache.get(audio, voice.sample_rate or VOICE_RATE)
-        skip_draws(generator, VOICE_CALLS + 1, models)  # the speaker clip's calls, then the emotion clip's
-        return Conditioning(clip.style, emovec(models, clip, emotion, weights, clip.emo_feats), clip)
+        skip_draws(generator, VOICE_CALLS, models)  # the speaker clip's calls
+        emo_feats = emotion_features(models, clip, emotion)
+        skip_draws(generator, 1, models)  # then the emotion clip's
+        vec = emovec(models, clip, emotion, weights, emo_feats)
+        return Conditioning(clip.style, vec, clip, 1.0 / request.speed)
 
-    def decoder(codes: list[int], voice: Any, generator: torch.Generator, last: bool) -> np.ndarray:
-        wav = decode_segment(models, voice, codes, generator, duration_factor)
+    def decoder(codes: list[int], cond: Conditioning, generator: torch.Generator, last: bool) -> np.ndarray:
+        wav = decode_segment(models, cond.voice, codes, generator, cond.duration_factor)
         samples = (wav / PEAK).float().cpu().numpy()
         if last:
             return samples
         return np.concatenate([samples, np.zeros(silence_samples(), np.float32)])
 
-    return Parts(conditioner, decoder, models.gpt, params or BeamParams(), segment_tokens, models.text, cache)
+    return Parts(conditioner, decoder, models.gpt, params or BeamParams(), segment_tokens, models.text, cache,
+                 emotion_text=models.qwen is not None)

@@ -24,9 +24,9 @@ when a segment begins, so a preempted request (rewound to its segment's prompt b
 draws the same beams again (``start``).
 
 The rest of the pipeline comes in through two seams (:mod:`.pipeline`): a conditioner (request →
-speaker style and emotion vector, plus the voice the decoder needs) and a segment decoder (codes →
-audio); :func:`load` builds them over the folder's models, or takes them in ``model=`` (tests,
-benchmarks). The GPT's prefill and step are :mod:`.gpt_step`'s.
+speaker style and emotion vector, plus the voice and duration factor the decoder needs) and a segment
+decoder (codes → audio); :func:`load` builds them over the folder's models, or takes them in
+``model=`` (tests, benchmarks). The GPT's prefill and step are :mod:`.gpt_step`'s.
 """
 
 from __future__ import annotations
@@ -52,10 +52,12 @@ from app.models.indextts.decoder import RATE
 from app.models.indextts.gpt_step import GPTStep
 from app.models.indextts.models import IndexModels
 from app.models.indextts.pipeline import VOICE_RATE, Conditioning, Parts, parts_from
-from app.models.indextts.text import TextFrontend, language_id
+from app.models.indextts.text import LANGUAGES, TextFrontend, language_id
 
 log = logging.getLogger(__name__)
-CONTROLS = frozenset({"reference"})  # a voice from its audio alone; speed through the engine's stretch
+# a voice from its audio alone; speed as the official duration factor (1 / speed); an emotion from a
+# clip or 8 weights ("emotion_text" too when the folder has QwenEmotion); the text's language
+CONTROLS = frozenset({"reference", "speed", "emotion", "language"})
 FAILED = "Speech generation failed for this request: try again or another text."
 _EMPTY = np.zeros(0, np.float32)
 _SCRIPTS = (
@@ -103,9 +105,10 @@ class IndexRunner(GPTStep, FamilyRunner):
             name="indextts",
             label="IndexTTS-2.5",
             architecture="indextts25",
-            controls=CONTROLS,
+            controls=CONTROLS | ({"emotion_text"} if parts.emotion_text else set()),
             sample_rate=RATE,
             voice_rate=VOICE_RATE,
+            languages=LANGUAGES,
         )
         # the longest segment: conditioning, [start] text [stop], start_mel, then every code
         longest = 3 + gpt.max_text_tokens + 2 + 1 + params.max_mel_tokens
@@ -115,8 +118,11 @@ class IndexRunner(GPTStep, FamilyRunner):
 
     # ---- requests ---------------------------------------------------------------------------
     def language(self, request: SynthRequest) -> str:
-        """The request's language code: requests carry none yet, so the text's script says (kana:
-        ja, Han: zh, Arabic: ar, otherwise en; Spanish text needs the request to say so)."""
+        """The request's language code (one of :data:`~.text.LANGUAGES`, checked by the engine), or
+        when it names none, the text's script's (kana: ja, Han: zh, Arabic: ar, otherwise en; Spanish
+        text needs the request to say so)."""
+        if request.language:
+            return request.language
         for lang, script in _SCRIPTS:
             if script.search(request.text):
                 return lang
@@ -208,7 +214,7 @@ class IndexRunner(GPTStep, FamilyRunner):
         """The winner's codes → audio; then the next segment, or the request is done."""
         last = st.index + 1 == len(st.segments)
         try:
-            out.audio[i] = self.decoder(st.beams.best(), st.cond.voice, seq.generator, last)
+            out.audio[i] = self.decoder(st.beams.best(), st.cond, seq.generator, last)
         except VoxDeskError as exc:
             out.error[i] = str(exc)
             return

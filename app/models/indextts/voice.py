@@ -31,7 +31,7 @@ from typing import TypeVar
 import numpy as np
 import torch
 
-from app.engine.request import check_vector
+from app.engine.request import EmotionControl, check_vector
 from app.models.indextts.audio_in import campplus_fbank, load_emotion, load_prompt, ref_mel
 from app.models.indextts.emotion import scale_vector
 from app.models.indextts.models import IndexModels
@@ -91,6 +91,18 @@ class Emotion:
     @classmethod
     def from_text(cls, text: str | None = None, alpha: float = 1.0) -> Emotion:
         return cls("text", text=text, alpha=float(alpha))
+
+    @classmethod
+    def of(cls, control: EmotionControl | None) -> Emotion:
+        """A request's emotion control (checked by the request) as the model's: its weight is the
+        official ``emo_alpha``; a description of "" reads the spoken text."""
+        if control is None:
+            return cls.plain()
+        if control.kind == "clip":
+            return cls.from_clip(control.clip, control.clip_rate, control.weight)
+        if control.kind == "vector":
+            return cls.from_vector(control.vector or (), control.weight)
+        return cls.from_text(control.text or None, control.weight)
 
 
 def skip_draws(generator: torch.Generator, calls: int, models: IndexModels) -> None:
