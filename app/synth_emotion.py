@@ -62,7 +62,7 @@ def add_emotion_options(p: argparse.ArgumentParser) -> None:
         "--language",
         metavar="CODE",
         default="",
-        help="the text's language: zh, en, ja, es or ar (default: guessed from the text)",
+        help="the text's language: zh, en, ja, es or ar (default: auto, guessed from the text)",
     )
 
 
@@ -127,17 +127,18 @@ def check_emotion_options(
         raise UsageError(f"--emotion-text needs the QwenEmotion model, which this {label} folder lacks: "
                          "download it (voxdesk models, or the window's Models page) into the folder, or "
                          "give --emotion-wav or --emotion-vector.")  # fmt: skip
-    code = args.language.strip()
+    code = language(args)
     if not code:
         return
     if "language" not in controls:
         raise UsageError(f"--language is not a setting of {label} (it reads the language from the text): "
                          "leave it out.")  # fmt: skip
-    if code.lower() not in languages:
-        raise UsageError(f"--language {code!r} is not one {label} speaks: use one of "
+    if code not in languages:
+        raise UsageError(f"--language {args.language.strip()!r} is not one {label} speaks: use one of "
                          f"{', '.join(languages)}, or leave it out to guess from the text.")  # fmt: skip
 
 
 def language(args: argparse.Namespace) -> str:
-    """The request's language code ("" = guessed from the text)."""
-    return args.language.strip().lower()
+    """The request's language code ("" or "auto": guessed from the text)."""
+    code = args.language.strip().lower()
+    return "" if code == "auto" else code

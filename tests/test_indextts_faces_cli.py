@@ -114,5 +114,7 @@ def test_the_loaded_family_controls_and_languages_decide():
 
     assert "--emotion-text needs the QwenEmotion model" in refused(_options(emotion_text="a quiet whisper"))
     assert "'FR' is not one IndexTTS-2.5 speaks: use one of zh, en" in refused(_options(language="FR"))
-    check_emotion_options(_options(language="EN", emotion_vector=ANGRY), info.label, info.controls,
-                          info.languages)  # fmt: skip
+    for code in ("EN", "auto", ""):  # the code's case is free; auto: guessed from the text
+        check_emotion_options(_options(language=code, emotion_vector=ANGRY), info.label, info.controls,
+                              info.languages)  # fmt: skip
+    assert check_emotion_options(_options(language="auto"), "VoxCPM2", frozenset(), ()) is None

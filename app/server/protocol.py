@@ -287,6 +287,7 @@ def parse_speech(body: Any) -> SpeechParams:
     if ref_text.strip() and ref_audio is None and not voice:
         raise _bad("'ref_text' needs 'ref_audio' (the recording it transcribes).", "ref_text")
     language = (_text(body, "language", MAX_LANGUAGE_CHARS) or "").strip().lower()
+    language = "" if language == "auto" else language
     max_new = _int(body, "max_new_tokens", 1, 4096, 4096)
     min_new = _int(body, "min_new_tokens", 0, 4096, 2)
     return SpeechParams(
