@@ -97,7 +97,8 @@ def family_voice(args: argparse.Namespace, info: FamilyInfo, model_id: str | Non
             raise VoxDeskError("--voice cannot be combined with --prompt-wav or --ref-wav: give one voice.")
         from app.voices.lookup import library_prompt
 
-        return library_prompt(args.voice, args.voices, info.voice_rate, info.architecture, model_id)
+        return library_prompt(args.voice, args.voices, info.voice_rate, info.architecture, model_id,
+                              info.controls)  # fmt: skip
     path = args.prompt_wav or args.ref_wav
     if not path:
         return None

@@ -19,6 +19,7 @@ from tiny_cosyvoice import tiny_cv3  # noqa: F401
 
 from app.errors import VoxDeskError
 from app.models import download as dl
+from app.models.cosyvoice.runner import CONTROLS as CV
 from app.voices import cloning, latents
 from app.voices.library import VoiceLibrary
 
@@ -130,15 +131,15 @@ def test_a_bad_entry_is_deleted_and_rebuilt(lib, caplog, name):
 # ---- from a library voice to the engine's VoicePrompt ---------------------------------------------
 def test_a_cosyvoice_prompt_carries_the_voice_at_its_own_rate_and_its_cached_features(lib):
     voice = _voice(lib, rate=44100)
-    prompt = cloning.to_voice_prompt(lib, voice, 16000, "auto", "cosyvoice3", model_id="cv3")
+    prompt = cloning.to_voice_prompt(lib, voice, 16000, "auto", "cosyvoice3", model_id="cv3", controls=CV)
     assert prompt.sample_rate == 44100 and len(prompt.prompt_audio) == voice.n_samples
     assert prompt.prompt_text == "the words" and prompt.reference_audio is None and prompt.features is None
     for name, array in zip(latents.COSYVOICE, (TOKENS, EMBEDDING, FEAT), strict=True):
         latents.store(lib, voice, "cv3", name, array)
-    cached = cloning.to_voice_prompt(lib, voice, 16000, "auto", "cosyvoice3", model_id="cv3")
+    cached = cloning.to_voice_prompt(lib, voice, 16000, "auto", "cosyvoice3", model_id="cv3", controls=CV)
     assert sorted(cached.features) == sorted(latents.COSYVOICE)
     assert cached.prompt_latents is None and cached.reference_latents is None
-    cross = cloning.to_voice_prompt(lib, voice, 16000, "reference", "cosyvoice2", model_id="cv3")
+    cross = cloning.to_voice_prompt(lib, voice, 16000, "reference", "cosyvoice2", model_id="cv3", controls=CV)
     assert cross.prompt_audio is None and len(cross.reference_audio) == voice.n_samples
     voxcpm = cloning.to_voice_prompt(lib, voice, 16000, "auto", "voxcpm2", model_id="cv3")
     assert voxcpm.sample_rate is None and voxcpm.features is None  # VoxCPM: as before
@@ -147,9 +148,9 @@ def test_a_cosyvoice_prompt_carries_the_voice_at_its_own_rate_and_its_cached_fea
 
 def test_modes_for_cosyvoice(lib):
     with_text, no_text = _voice(lib), _voice(lib, transcript="")
-    assert cloning.resolve_mode(with_text, "cosyvoice3") == "continuation"  # zero-shot
-    assert cloning.resolve_mode(no_text, "cosyvoice3") == "reference"  # cross-lingual
+    assert cloning.resolve_mode(with_text, "cosyvoice3", controls=CV) == "continuation"  # zero-shot
+    assert cloning.resolve_mode(no_text, "cosyvoice3", controls=CV) == "reference"  # cross-lingual
     with pytest.raises(VoxDeskError, match="VoxCPM2"):
-        cloning.resolve_mode(with_text, "cosyvoice2", "both")
-    assert cloning.mode_hint(with_text, "cosyvoice3").startswith("Zero-shot")
-    assert cloning.mode_hint(no_text, "cosyvoice3").startswith("Cross-lingual")
+        cloning.resolve_mode(with_text, "cosyvoice2", "both", CV)
+    assert cloning.mode_hint(with_text, "cosyvoice3", controls=CV).startswith("Zero-shot")
+    assert cloning.mode_hint(no_text, "cosyvoice3", controls=CV).startswith("Cross-lingual")

@@ -164,6 +164,24 @@ def test_modes_and_hints(lib):
     assert "transcript" in cloning.mode_hint(no_text, "voxcpm")
 
 
+def test_indextts_copies_a_voice_from_its_recording_alone(lib):
+    """A family with "reference" and without "prompt" (IndexTTS-2.5) never needs a transcript, and
+    speaks from the recording at its own rate even when the voice has one."""
+    from app.models.indextts.runner import CONTROLS as IX
+
+    with_text = lib.create_from_samples(_tone(1.0, 44100), 44100, "T", transcript="hello")
+    no_text = lib.create_from_samples(_tone(1.0, 44100), 44100, "N")
+    for voice in (with_text, no_text):
+        assert cloning.resolve_mode(voice, "indextts25", controls=IX) == "reference"
+        prompt = cloning.to_voice_prompt(lib, voice, 16000, architecture="indextts25", controls=IX)
+        assert prompt.prompt_audio is None and prompt.sample_rate == 44100
+        assert len(prompt.reference_audio) == voice.n_samples
+    assert cloning.mode_hint(no_text, "indextts25", controls=IX).startswith("Reference: the model copies")
+    for mode in ("continuation", "both"):
+        with pytest.raises(VoxDeskError, match="from the recording alone"):
+            cloning.resolve_mode(with_text, "indextts25", mode, IX)
+
+
 def test_to_voice_prompt(lib):
     voice = lib.create_from_samples(_tone(2.0, 44100), 44100, "V", transcript="the words")
     prompt = cloning.to_voice_prompt(lib, voice, 16000, "both", "voxcpm2")

@@ -584,6 +584,7 @@ class MainWindow(QMainWindow):
                 self.model.encoder_rate,
                 architecture=self.model.architecture,
                 model_id=self.model.model_id,
+                controls=self.model.controls,
             )
         return key, self._prompts[cache_key]
 
@@ -654,7 +655,7 @@ class MainWindow(QMainWindow):
             if voice is None:
                 continue  # an unknown [tag]: marked in the editor, fails with its own reason
             try:
-                mode = resolve_mode(voice, self.model.architecture)
+                mode = resolve_mode(voice, self.model.architecture, controls=self.model.controls)
             except VoxDeskError:
                 continue
             texts = [self.session.segments[i].job.text for i in rows]

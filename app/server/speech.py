@@ -71,7 +71,7 @@ def _voice_prompt(state: ServerState, model: ServedModel, p: SpeechParams, ref, 
         voice = voice.__class__(**{**voice.to_dict(), "transcript": p.ref_text})
     try:
         prompt = to_voice_prompt(state.library, voice, model.encoder_rate, "auto", model.architecture,
-                                 model.model_id)  # fmt: skip
+                                 model.model_id, model.controls or None)  # fmt: skip
     except VoxDeskError as exc:
         raise ApiError(400, str(exc), param="voice") from None
 

@@ -3,8 +3,8 @@
 Each family keeps its own named entries (:data:`ENTRIES`): VoxCPM the VAE latents of the prompt
 and the reference ("prompt", "reference": float [n, P, D]); CosyVoice the speech tokens
 ("cv_speech_tokens": int [n]), the speaker embedding ("cv_embedding": float [192]) and the prompt
-mel ("cv_prompt_feat": float [T, 80]). Files live in
-``<voice folder>/latents/<model>-<content hash>-<name>.npy`` (``np.save`` with
+mel ("cv_prompt_feat": float [T, 80]); IndexTTS the speaker clip's conditions (:data:`INDEXTTS`).
+Files live in ``<voice folder>/latents/<model>-<content hash>-<name>.npy`` (``np.save`` with
 ``allow_pickle=False``; read back the same way, so a cache file can never run code), so the
 families' entries never mix: ``model_id`` differs per model, and the name per entry. The content
 hash changes when the voice is trimmed or its gain changes, so stale entries are never used;
@@ -43,9 +43,16 @@ ENTRIES = {
     "cv_speech_tokens": Entry("i", 1),  # CosyVoice: speech tokens [n]
     "cv_embedding": Entry("f", 1),  # speaker embedding [192]
     "cv_prompt_feat": Entry("f", 2, (80,)),  # prompt mel [T, 80]
+    "ix_spk_cond_emb": Entry("f", 2, (1024,)),  # IndexTTS: w2v-BERT features [T, 1024]
+    "ix_emo_feats": Entry("f", 2, (1024,)),  # the same of the soxr 16 kHz clip [T', 1024]
+    "ix_style": Entry("f", 1),  # CAMPPlus style [192]
+    "ix_ref_mel": Entry("f", 2),  # the S2Mel prompt mel [Tp, n_mels]
+    "ix_prompt_condition": Entry("f", 2),  # the length regulator's prompt condition [Tp, C]
 }
 ROLES = ("prompt", "reference")  # VoxCPM's
 COSYVOICE = ("cv_speech_tokens", "cv_embedding", "cv_prompt_feat")
+INDEXTTS = ("ix_spk_cond_emb", "ix_emo_feats", "ix_style", "ix_ref_mel", "ix_prompt_condition")
+FEATURES = COSYVOICE + INDEXTTS  # the families that take a voice's audio at its own rate
 MAX_BYTES = 256 * 2**20  # a minute of prompt is well under 1 MB; anything huge is damage
 log = logging.getLogger(__name__)
 

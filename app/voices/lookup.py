@@ -8,6 +8,7 @@ or, with none configured, as ``default`` (the model's own voice).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,11 +81,17 @@ def speaking_voice(library: VoiceLibrary, key: str | None, default_voice: str | 
 
 
 def library_prompt(
-    key: str, root: str | Path | None, encoder_rate: int, architecture: str, model_id: str | None = None
+    key: str,
+    root: str | Path | None,
+    encoder_rate: int,
+    architecture: str,
+    model_id: str | None = None,
+    controls: Collection[str] | None = None,
 ) -> VoicePrompt | None:
     """``voxdesk synth --voice KEY [--voices ROOT]``: the prompt of a library voice (None for
-    ``default``), with what the library has cached for ``model_id``; VoxDeskError naming the
-    voices there when none matches."""
+    ``default``), with what the library has cached for ``model_id``, in the mode the family's
+    ``controls`` give (:func:`app.voices.cloning.modes`); VoxDeskError naming the voices there when
+    none matches."""
     from app.voices.cloning import to_voice_prompt
 
     if is_model_default(key):
@@ -94,7 +101,7 @@ def library_prompt(
     if voice is None:
         names = ", ".join(v.name for v in library.list()) or "none yet: add one in the window"
         raise VoiceNotFound(key, f"There is no voice named {key!r} in {library.root} (voices: {names}).")
-    return to_voice_prompt(library, voice, encoder_rate, "auto", architecture, model_id)
+    return to_voice_prompt(library, voice, encoder_rate, "auto", architecture, model_id, controls)
 
 
 def library_lora(key: str | None, root: str | Path | None) -> str | None:

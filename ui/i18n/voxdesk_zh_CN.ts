@@ -2293,6 +2293,11 @@ Speak anyway? Choose No to trim the voice first.</source>
         <translation>模式：参考（VoxCPM2）。仅凭录音确定音色。填写录音中的原话可改用续写模式，相似度更高。</translation>
     </message>
     <message>
+        <location filename="../views/voice_panel.py" line="442"/>
+        <source>Mode: reference. The recording alone sets the voice; this model reads no transcript.</source>
+        <translation>模式：参考。仅凭录音确定音色；此模型不读取录音的原话。</translation>
+    </message>
+    <message>
         <location filename="../views/voice_panel.py" line="441"/>
         <source>Delete the voice “{0}”? Its recording is removed from the library.</source>
         <translation>删除声音“{0}”？其录音将从声音库中移除。</translation>

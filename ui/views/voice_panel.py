@@ -78,6 +78,7 @@ class VoicePanel(QWidget):
         self.transcriber = transcriber
         self.setAcceptDrops(True)
         self._architecture = "voxcpm2"
+        self._controls: frozenset[str] | None = None  # the loaded family's (None: not known yet)
         self._audio: np.ndarray | None = None  # the selected voice's untrimmed audio (own rate)
         self._limits: ModelLimits | None = None
         self._script: list[tuple[str | None, str]] = []  # (voice name, text) of each segment
@@ -360,7 +361,7 @@ class VoicePanel(QWidget):
         if voice.id == getattr(self.selected(), "id", None):
             voice = replace(voice, transcript=self.transcript.toPlainText().strip())
         try:
-            mode = resolve_mode(voice, self._architecture)
+            mode = resolve_mode(voice, self._architecture, controls=self._controls)
         except VoxDeskError:
             return None
         own = [t for name, t in self._script if name and name.casefold() == voice.name.casefold()]
@@ -416,6 +417,9 @@ class VoicePanel(QWidget):
         """The loaded family's controls: the LoRA row shows only for a family that takes one
         (None: not known yet, shown as before)."""
         self.lora_row.setVisible(controls is None or "lora" in controls)
+        self._controls = controls
+        self._update_hint()
+        self._update_guide()
 
     def set_architecture(self, architecture: str) -> None:
         """ "voxcpm2" or "voxcpm": the transcript hint depends on which modes the model has."""
@@ -430,9 +434,15 @@ class VoicePanel(QWidget):
             return
         typed = replace(voice, transcript=self.transcript.toPlainText())
         try:
-            mode = resolve_mode(typed, self._architecture)
+            mode = resolve_mode(typed, self._architecture, controls=self._controls)
         except VoxDeskError as err:
             self.mode_hint.setText(str(err))
+            return
+        if self._controls is not None and "prompt" not in self._controls:  # IndexTTS: never a transcript
+            self.mode_hint.setText(
+                self.tr("Mode: reference. The recording alone sets the voice; this model reads no "
+                        "transcript.")
+            )
             return
         self.mode_hint.setText(
             {

@@ -87,21 +87,36 @@ class Parts:
 class VoiceCache:
     """The conditions of the newest ``size`` speaker clips, by content: a voice's w2v-BERT,
     CAMPPlus and reference mel are computed once per engine (what the official ``infer`` keeps for
-    a repeated prompt path). The draws a new clip makes are the caller's (:func:`skip_draws`)."""
+    a repeated prompt path), or taken from the voice library's cache entries
+    (:meth:`Voice.entries`). The draws a new clip makes are the caller's (:func:`skip_draws`), so
+    the audio never depends on where the conditions came from."""
 
     def __init__(self, models: IndexModels, size: int) -> None:
         self.models, self.size = models, max(1, size)
         self._voices: OrderedDict[bytes, Voice] = OrderedDict()
 
-    def get(self, audio: np.ndarray, rate: int) -> Voice:
+    def resolve(self, prompt: Any) -> tuple[Voice, dict[str, np.ndarray]]:
+        """The conditions of a ``VoicePrompt``'s clip (the reference, else the prompt audio) and the
+        cache entries newly computed (empty when kept here or given in ``prompt.features``)."""
+        audio = None
+        if prompt is not None:
+            audio = prompt.reference_audio if prompt.reference_audio is not None else prompt.prompt_audio
+        if audio is None:
+            raise VoxDeskError(NO_VOICE)
         samples = np.ascontiguousarray(audio, np.float32)
+        rate = prompt.sample_rate or VOICE_RATE
         key = hashlib.blake2b(samples.tobytes() + str((samples.shape, rate)).encode(), digest_size=16)
         key = key.digest()
-        voice = self._voices.pop(key, None) or Voice.from_audio(self.models, samples, rate)
+        voice, entries = self._voices.pop(key, None), {}
+        if voice is None:
+            voice = Voice.from_entries(prompt.features, self.models.device)
+        if voice is None:
+            voice = Voice.from_audio(self.models, samples, rate)
+            entries = voice.entries()
         self._voices[key] = voice
         while len(self._voices) > self.size:
             self._voices.popitem(last=False)
-        return voice
+        return voice, entries
 
     def __len__(self) -> int:
         return len(self._voices)
@@ -115,15 +130,11 @@ def parts_from(models: IndexModels, params: BeamParams | None = None, segment_to
     cache = VoiceCache(models, voices)
 
     def conditioner(request: SynthRequest, generator: torch.Generator) -> Conditioning:
-        voice = request.voice
-        audio = None
-        if voice is not None:
-            audio = voice.reference_audio if voice.reference_audio is not None else voice.prompt_audio
-        if audio is None:
+        if request.voice is None:
             raise VoxDeskError(NO_VOICE)
         emotion = Emotion.of(request.emotion)
         weights = emotion_weights(models, emotion, request.text, generator)  # QwenEmotion draws first
-        clip = cache.get(audio, voice.sample_rate or VOICE_RATE)
+        clip, _entries = cache.resolve(request.voice)
         skip_draws(generator, VOICE_CALLS, models)  # the speaker clip's calls
         emo_feats = emotion_features(models, clip, emotion)
         skip_draws(generator, 1, models)  # then the emotion clip's

@@ -31,6 +31,7 @@ decoder (codes → audio); :func:`load` builds them over the folder's models, or
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import random
@@ -38,6 +39,7 @@ import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -97,7 +99,7 @@ class IndexRunner(GPTStep, FamilyRunner):
                                f"{gpt.max_mel_tokens}: use a smaller value.")  # fmt: skip
         self.config = config
         self.gpt, self.frontend = gpt, frontend
-        self.conditioner, self.decoder = parts.conditioner, parts.decoder
+        self.conditioner, self.decoder, self.voices = parts.conditioner, parts.decoder, parts.voices
         self.params, self.segment_tokens = params, parts.segment_tokens
         self.device = device
         self.dtype = next(gpt.parameters()).dtype
@@ -187,6 +189,16 @@ class IndexRunner(GPTStep, FamilyRunner):
 
     def release(self, seq: Sequence) -> None:
         self._states.pop(seq.id, None)
+
+    def resolve_voice(self, voice: Any) -> tuple[Any, dict[str, np.ndarray]]:
+        """The voice's conditions (kept per engine; from ``voice.features`` when the library has
+        them) and the entries newly computed, for the library to keep (app/voices/latents.py)."""
+        if voice is None or self.voices is None:
+            return voice, {}
+        _conditions, entries = self.voices.resolve(voice)
+        if not entries:
+            return voice, {}
+        return dataclasses.replace(voice, features={**(voice.features or {}), **entries}), entries
 
     # ---- the step ---------------------------------------------------------------------------
     @torch.inference_mode()

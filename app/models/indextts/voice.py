@@ -24,7 +24,7 @@ emotion clip; :func:`skip_draws` keeps a generator in step with it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -37,6 +37,8 @@ from app.models.indextts.emotion import scale_vector
 from app.models.indextts.models import IndexModels
 
 T = TypeVar("T")
+# the cache entries of a voice, in the order of the fields (app/voices/latents.py's INDEXTTS)
+ENTRIES = ("ix_spk_cond_emb", "ix_emo_feats", "ix_style", "ix_ref_mel", "ix_prompt_condition")
 VOICE_CALLS = 2  # get_emb runs twice on a new speaker clip (spk_cond_emb, and S_ref, never used)
 
 
@@ -61,6 +63,25 @@ class Voice:
         style = models.campplus(campplus_fbank(clip.audio_16k).unsqueeze(0).to(device))
         prompt = models.regulator(spk, torch.tensor([mel.shape[-1]], device=device))
         return cls(spk, models.semantic.features(clip.emo_16k), style, mel, prompt)
+
+    def entries(self) -> dict[str, np.ndarray]:
+        """The conditions as the voice library's cache entries (app/voices/latents.py, float32)."""
+        arrays = (self.spk_cond_emb[0], self.emo_feats[0], self.style[0], self.ref_mel[0].T,
+                  self.prompt_condition[0])  # fmt: skip
+        return {name: t.float().cpu().numpy() for name, t in zip(ENTRIES, arrays, strict=True)}
+
+    @classmethod
+    def from_entries(cls, entries: Mapping[str, np.ndarray] | None, device: torch.device) -> Voice | None:
+        """The conditions from :meth:`entries` (exactly those floats), or None unless every entry is
+        there and their shapes agree (the caller computes the voice again)."""
+        if not entries or any(name not in entries for name in ENTRIES):
+            return None
+        spk, emo, style, mel, prompt = (torch.from_numpy(np.asarray(entries[n], np.float32)) for n in ENTRIES)
+        if spk.ndim != 2 or emo.ndim != 2 or style.ndim != 1 or mel.ndim != 2 or prompt.ndim != 2:
+            return None
+        if mel.shape[0] != prompt.shape[0]:
+            return None
+        return cls(*(t.unsqueeze(0).to(device) for t in (spk, emo, style, mel.T.contiguous(), prompt)))
 
 
 @dataclass(frozen=True, eq=False)
