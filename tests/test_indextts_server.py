@@ -60,7 +60,8 @@ def test_models_lists_the_controls_and_languages(ix_live) -> None:
 
 def test_speed_and_emotions_reach_the_model_through_the_openai_client(ix_live, tmp_path) -> None:
     """All at once (the engine decodes them in one batch), with the same seed and reference clip;
-    ``voxdesk synth --server`` sends its emotion, language and speed options among them."""
+    ``voxdesk synth --server`` sends its ``--emotion-wav``/``--emotion-weight``/``--speed``/
+    ``--language`` options among them (at speeds 0.8 and 1.25: their lengths scale by 1.25/0.8)."""
     bob = ix_live.library.create_from_samples(voice_clip(16000, 1.5)[::-1].copy(), 16000, "Bob")
     bobs_file = (ix_live.library.folder(bob) / AUDIO).read_bytes()
     bobs = {"emotion_weight": 0.6, "language": "zh"}
@@ -73,17 +74,19 @@ def test_speed_and_emotions_reach_the_model_through_the_openai_client(ix_live, t
         "text": {"emotion_text": "a quiet, frightened whisper"},
     }
     client = ix_live.client(max_retries=0, timeout=600)
-    ref, out = tmp_path / "ref.wav", tmp_path / "synth.wav"
+    ref, emotion = tmp_path / "ref.wav", tmp_path / "emotion.wav"
     ref.write_bytes(base64.b64decode(REF))
+    soundfile.write(str(emotion), voice_clip(16000, 1.5)[::-1].copy(), 16000)
     argv = ["synth", "--server", ix_live.url, "--text", "你好，世界。", "--ref-wav", str(ref), "--seed", "1",
-            "--emotion-vector", ",".join(map(str, ANGRY)), "--speed", "1.25", "--language", "zh",
-            "--out", str(out)]  # fmt: skip
-    with ThreadPoolExecutor(len(bodies) + 1) as pool:
-        synth = pool.submit(main, argv)
+            "--emotion-wav", str(emotion), "--emotion-weight", "0.6", "--language", "zh"]  # fmt: skip
+    outs = {speed: tmp_path / f"synth_{speed}.wav" for speed in ("0.8", "1.25")}
+    with ThreadPoolExecutor(len(bodies) + len(outs)) as pool:
+        synths = [pool.submit(main, [*argv, "--speed", speed, "--out", str(o)]) for speed, o in outs.items()]
         pcm = dict(zip(bodies, pool.map(lambda body: _speak(client, **body), bodies.values()), strict=True))
-        assert synth.result() == 0
-    audio, rate = soundfile.read(str(out), dtype="float32")
-    assert rate == 22050 and len(audio) > 11025 and np.abs(audio).max() > 0
+        assert [synth.result() for synth in synths] == [0, 0]
+    wavs = {speed: soundfile.read(str(out), dtype="float32") for speed, out in outs.items()}
+    assert all(rate == 22050 and np.abs(audio).max() > 0 for audio, rate in wavs.values())
+    assert len(wavs["0.8"][0]) / len(wavs["1.25"][0]) == pytest.approx(1.25 / 0.8, rel=0.01)
     n = {name: len(audio) // 2 for name, audio in pcm.items()}
     assert all(count > 11025 for count in n.values()), n  # PCM16: more than half a second each
     for name in ("vector", "audio", "text"):
