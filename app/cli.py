@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable
 
 from app.book_cli import add_book
-from app.errors import VoxDeskError
+from app.errors import UsageError, VoxDeskError
 from app.synth_cli import add_synth
 
 
@@ -226,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except UsageError as exc:
+        print(f"voxdesk: {exc}", file=sys.stderr)
+        return 2
     except VoxDeskError as exc:
         print(f"voxdesk: {exc}", file=sys.stderr)
         return 1

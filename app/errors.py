@@ -7,3 +7,9 @@ class VoxDeskError(Exception):
     ``str(err)`` is a single plain-language line that says what happened and what to do;
     the CLI prints it and the window shows it in a dialog. Tracebacks go to the log only.
     """
+
+
+class UsageError(VoxDeskError):
+    """A command-line option given wrong: a bad value, or one the loaded model cannot honour.
+
+    The CLI prints it as one line and exits 2, as for argparse's own usage errors."""

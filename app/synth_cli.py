@@ -15,6 +15,7 @@ from pathlib import Path
 from app.audio.stretch import check_rate
 from app.engine_args import add_engine_options, engine_config
 from app.errors import VoxDeskError
+from app.synth_emotion import add_emotion_options, check_emotion_options, emotion_control, language
 
 
 @dataclass(frozen=True)
@@ -226,15 +227,18 @@ def _render_remote(jobs: list[Job], args: argparse.Namespace) -> Iterator[tuple[
     backend = RemoteBackend(args.server, args.api_key, timeout=args.timeout)
     try:
         model = backend.connect()
-        voice = _voice(args, model.encoder_rate, model.architecture == "voxcpm2")
+        if args.control and model.architecture != "voxcpm2":  # (sent as VoxCPM2's voice design)
+            raise VoxDeskError("--control with --server needs a VoxCPM2 server.")
+        # every family but VoxCPM1 copies a voice from a recording without its transcript
+        voice = _voice(args, model.encoder_rate, model.architecture != "voxcpm")
         events: queue.SimpleQueue = queue.SimpleQueue()
         handles = []
         for job in jobs:
             text = normalize_text(job.text)
             text = design_text(args.control, text) if args.control else text
-            request = SynthRequest(
-                text, voice, args.seed, args.cfg, args.timesteps, args.min_len, args.max_len, speed=args.speed
-            )
+            settings = (args.seed, args.cfg, args.timesteps, args.min_len, args.max_len)
+            extra = {"speed": args.speed, "emotion": args.emotion, "language": language(args)}
+            request = SynthRequest(text, voice, *settings, **extra)
             handles.append(backend.submit(request, events.put, encoder_rate=model.encoder_rate))
         chunks: dict[int, list] = {-h: [] for h in handles}
         done: dict[int, _Rendered] = {}
@@ -263,6 +267,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
     jobs = _jobs(args)
     check_rate(args.speed)
+    args.emotion = emotion_control(args)  # the options alone checked before anything loads
     if args.server and args.check:
         raise VoxDeskError("--check needs the local engine (--model DIR), not --server.")
     if args.server and args.lora:
@@ -285,6 +290,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     if detect_family(args.model) != "voxcpm":
         return _speak_family(jobs, args)
     cfg = load_config(args.model)
+    check_emotion_options(args, "VoxCPM2" if cfg.is_v2 else "VoxCPM", frozenset(), ())
     device = resolve_device(args.device)
     if args.threads is not None and args.threads < 1:
         raise VoxDeskError("--threads must be at least 1.")
@@ -316,7 +322,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def _speak_family(jobs: list[Job], args: argparse.Namespace) -> int:
-    """Another family's folder (CosyVoice): every line through the engine, as app/synth_family says."""
+    """Another family's folder (CosyVoice, IndexTTS): every line through the engine, as
+    app/synth_family says."""
     from app.audio.io import write_audio
     from app.engine import Engine
     from app.synth_family import synth_family
@@ -334,8 +341,9 @@ def _speak_family(jobs: list[Job], args: argparse.Namespace) -> int:
 
 
 def add_synth(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("synth", help="speak text with a VoxCPM or CosyVoice model and write WAV files")
-    p.add_argument("--model", help="model folder (VoxCPM or CosyVoice2/3: the family is told by its files)")
+    p = sub.add_parser("synth", help="speak text with a VoxCPM, CosyVoice or IndexTTS model into WAV files")
+    p.add_argument("--model", help="model folder (VoxCPM, CosyVoice2/3 or IndexTTS-2.5: the family is told "
+                   "by its files)")  # fmt: skip
     p.add_argument("--server", help="send the text to this OpenAI-compatible speech server instead")
     p.add_argument("--api-key", help="the server's API key (with --server)")
     p.add_argument(
@@ -347,7 +355,7 @@ def add_synth(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--voice", metavar="NAME", help="a voice from the voice library, by name or id")
     p.add_argument("--voices", metavar="DIR", help="voice library folder (default: the app's own)")
     p.add_argument("--ref-wav", help="reference recording of the voice without its transcript (VoxCPM2; "
-                   "CosyVoice: cross-lingual, or instruct with --control)")
+                   "CosyVoice: cross-lingual, or instruct with --control; IndexTTS: the speaker clip)")
     p.add_argument("--prompt-wav", help="prompt recording to continue from (needs --prompt-text)")
     p.add_argument("--prompt-text", help="the words spoken in --prompt-wav")
     p.add_argument("--control", help="VoxCPM2: voice design, describe the voice; CosyVoice: the instruction, "
@@ -376,8 +384,10 @@ def add_synth(sub: argparse._SubParsersAction) -> None:
         type=float,
         default=1.0,
         metavar="F",
-        help="speaking rate, 0.5 (half as fast) to 2.0 (twice as fast), pitch unchanged (default 1.0)",
+        help="speaking rate, 0.5 (half as fast) to 2.0 (twice as fast), pitch unchanged (default 1.0); "
+        "IndexTTS-2.5 takes it as its duration factor 1/F",
     )
+    add_emotion_options(p)
     p.add_argument(
         "--normalize",
         action="store_true",

@@ -1,4 +1,4 @@
-"""``voxdesk synth --model DIR`` for a family other than VoxCPM (CosyVoice2 / Fun-CosyVoice3).
+"""``voxdesk synth --model DIR`` for a family other than VoxCPM (CosyVoice2 / Fun-CosyVoice3, IndexTTS-2.5).
 
 The folder says which family it is (:func:`app.engine.family.detect_family`); every line goes
 through the engine, which loads that family's runner. The voice options mean what the family's
@@ -9,6 +9,8 @@ modes need, without anything to type beyond the transcript and the instruction:
 - instruct: ``--ref-wav W --control TEXT`` (``--control`` is the instruction: how to speak;
   for VoxCPM2 it stays the voice design);
 - ``--speed F``: the family's own speed where it has one (CosyVoice resamples its mel);
+- ``--emotion-wav``/``--emotion-vector``/``--emotion-text`` [``--emotion-weight``], ``--language``:
+  IndexTTS-2.5's emotion and language (app/synth_emotion.py); ``--speed`` is its duration factor 1/F;
 - ``--seed N``: as the official examples' ``set_all_random_seed`` (Python's, NumPy's and torch's
   generators), and the request's own seed.
 
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from app.errors import VoxDeskError
+from app.synth_emotion import check_emotion_options, language
 
 if TYPE_CHECKING:
     from app.engine.family import FamilyInfo
@@ -72,6 +75,7 @@ def check_options(args: argparse.Namespace, info: FamilyInfo) -> None:
     if args.ref_wav and not info.has("reference"):
         raise VoxDeskError(f"--ref-wav needs a model that copies a voice without its transcript; "
                            f"{info.label} does not: use --prompt-wav and --prompt-text.")  # fmt: skip
+    check_emotion_options(args, info.label, info.controls, info.languages)
 
 
 def family_voice(args: argparse.Namespace, info: FamilyInfo, model_id: str | None = None) -> Any:
@@ -108,12 +112,9 @@ def family_requests(jobs: list[Job], voice: Any, args: argparse.Namespace) -> li
     from app.engine import SynthRequest
 
     instruction = (args.control or "").strip()
-    return [
-        SynthRequest(
-            job.text, voice, args.seed, normalize=args.normalize, speed=args.speed, instruction=instruction
-        )
-        for job in jobs
-    ]
+    extra = {"normalize": args.normalize, "speed": args.speed, "instruction": instruction,
+             "emotion": args.emotion, "language": language(args)}  # fmt: skip
+    return [SynthRequest(job.text, voice, args.seed, **extra) for job in jobs]
 
 
 def synth_family(engine: Any, jobs: list[Job], args: argparse.Namespace) -> Iterator[tuple[Job, Any]]:

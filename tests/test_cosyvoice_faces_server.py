@@ -80,7 +80,17 @@ def test_a_library_voice_keeps_its_cosyvoice_features(cv_live, tmp_path):
     assert [f.stat().st_mtime_ns for f in files] == mtimes  # read, not encoded again
 
 
-@pytest.mark.parametrize(("field", "value"), [("cfg_value", 3.0), ("inference_timesteps", 4)])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("cfg_value", 3.0),
+        ("inference_timesteps", 4),
+        ("emotion_vector", [0, 0.8, 0, 0, 0, 0, 0, 0]),  # IndexTTS-2.5's controls
+        ("emotion_text", "angry"),
+        ("emotion_audio", REF),
+        ("language", "en"),
+    ],
+)
 def test_what_the_family_cannot_do_is_a_400(cv_live, field, value):
     client = cv_live.client(max_retries=0)
     with pytest.raises(openai.BadRequestError) as err:

@@ -225,6 +225,36 @@ def test_request_to_vllm_omni_uses_only_its_protocol(stub):
     backend.close()
 
 
+def test_an_emotion_and_a_language_travel_as_the_servers_own_fields():
+    """What ``voxdesk synth --server`` sends for IndexTTS's options, read back by our server's parser;
+    a request without them sends none of these fields (any server keeps taking it)."""
+    from app.engine.request import EmotionControl
+    from app.server.protocol import decode_audio_bytes, parse_speech
+
+    backend = RemoteBackend("http://127.0.0.1:9/v1")
+    clip = np.sin(np.arange(8000, dtype=np.float32) / 5) * 0.3
+    cases = {
+        "clip": EmotionControl(clip=clip, clip_rate=16000, weight=0.6),
+        "vector": EmotionControl(vector=(0, 0.8, 0, 0, 0, 0, 0, 0)),
+        "text": EmotionControl(text="a quiet whisper", weight=0.5),
+    }
+    for kind, emotion in cases.items():
+        body = backend.body(SynthRequest("Hello.", emotion=emotion, language="en"))
+        params = parse_speech(body)
+        field = "emotion_audio" if kind == "clip" else f"emotion_{kind}"
+        assert params.language == "en" and params.emotion_source == field
+        assert params.emotion_weight == (None if emotion.weight == 1.0 else emotion.weight)
+        if kind == "clip":
+            sent, rate = decode_audio_bytes(params.emotion_audio, "emotion_audio")
+            assert rate == 16000 and np.abs(sent - clip).max() < 1e-4  # PCM16
+        elif kind == "vector":
+            assert params.emotion_vector == emotion.vector
+        else:
+            assert params.emotion_text == "a quiet whisper"
+    plain = backend.body(SynthRequest("Hello."))
+    assert not {k for k in plain if k.startswith("emotion") or k == "language"}
+
+
 def test_our_server_answers_the_recorded_vllm_omni_request(live, tmp_path):  # noqa: F811
     body = dict(VLLM["example_request"], model="tts-1", min_new_tokens=6)
     body["ref_audio"] = (

@@ -129,6 +129,18 @@ def test_ref_audio_base64_and_data_uri(live, tmp_path):  # noqa: F811
     assert designed != _speech(client, "pcm").content  # "(a calm voice)Hello world." is another prompt
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("emotion_vector", [0, 0.8, 0, 0, 0, 0, 0, 0]), ("emotion_text", ""), ("language", "en")],
+)
+def test_indextts_fields_are_a_400_for_voxcpm(live, field, value):  # noqa: F811
+    with pytest.raises(openai.BadRequestError) as err:
+        _speech(live.client(max_retries=0), **{field: value})
+    assert err.value.body["param"] == field and "VoxCPM" in err.value.body["message"]
+    (model,) = httpx.get(live.url + "/v1/models").json()["data"]
+    assert model["languages"] == [] and "emotion" not in model["controls"]
+
+
 def test_32_concurrent_clients_finish_and_are_batched(live):  # noqa: F811
     client = live.client(max_retries=0)
     results: list[bytes | Exception] = [b""] * 32

@@ -188,6 +188,7 @@ class RemoteBackend:
         if model.voxdesk:
             body.update(cfg_value=request.cfg_value, inference_timesteps=request.inference_timesteps,
                         min_new_tokens=min(request.min_len, request.max_len))  # fmt: skip
+        body.update(_emotion_fields(request))
         return body
 
     def submit(self, request: SynthRequest, sink, on_latents=None, encoder_rate: int | None = None) -> int:
@@ -273,6 +274,24 @@ class RemoteBackend:
             with self._lock:
                 self._open.pop(handle, None)
                 self._cancelled.discard(handle)
+
+
+def _emotion_fields(request: SynthRequest) -> dict:
+    """VoxDesk's body fields for the request's emotion and language (docs/server.md); none when it
+    has neither, so a server without them is never sent a field it would refuse."""
+    fields: dict = {"language": request.language} if request.language else {}
+    emotion = request.emotion
+    if emotion is None:
+        return fields
+    if emotion.kind == "clip":
+        fields["emotion_audio"] = _data_uri(emotion.clip, emotion.clip_rate)
+    elif emotion.kind == "vector":
+        fields["emotion_vector"] = list(emotion.vector)
+    else:
+        fields["emotion_text"] = emotion.text
+    if emotion.weight != 1.0:
+        fields["emotion_weight"] = emotion.weight
+    return fields
 
 
 def _data_uri(samples: np.ndarray, rate: int) -> str:

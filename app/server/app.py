@@ -48,6 +48,7 @@ class ServedModel:
     # what the family honours (FamilyInfo.controls): a request field it cannot honour is a 400
     controls: frozenset[str] = frozenset()
     label: str = ""  # the family's name for people ("Fun-CosyVoice3"); "" : the name
+    languages: tuple[str, ...] = ()  # FamilyInfo.languages: the codes a request's 'language' may name
 
     def has(self, control: str) -> bool:
         return control in self.controls
@@ -145,7 +146,7 @@ async def list_models(request: Request) -> JSONResponse:
         data.append({
             "id": m.name, "object": "model", "owned_by": "voxdesk", "created": 0,
             "architecture": m.architecture, "sample_rate": m.sample_rate, "encoder_rate": m.encoder_rate,
-            "controls": sorted(m.controls),
+            "controls": sorted(m.controls), "languages": list(m.languages),
         })  # fmt: skip
     return JSONResponse({"object": "list", "data": data})
 

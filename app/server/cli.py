@@ -22,6 +22,7 @@ def served_model(engine, model_dir: str):
         encoder_rate=int(engine.info.voice_rate),
         controls=engine.info.controls,
         label=engine.info.label,
+        languages=tuple(engine.info.languages),
     )
 
 

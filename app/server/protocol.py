@@ -1,6 +1,8 @@
 """The request and error shapes of ``POST /v1/audio/speech``: OpenAI's fields plus VoxCPM's
 extras under vLLM-Omni's names (``ref_audio``, ``ref_text``, ``seed``, ``max_new_tokens``) or
-VoxCPM's own (``cfg_value``, ``inference_timesteps``, ``normalize``, ``min_new_tokens``).
+VoxCPM's own (``cfg_value``, ``inference_timesteps``, ``normalize``, ``min_new_tokens``), and
+IndexTTS-2.5's emotion and language (``emotion_audio``, ``emotion_voice``, ``emotion_vector``,
+``emotion_text``, ``emotion_weight``, ``language``).
 
 Every check raises :class:`ApiError`, which the app turns into OpenAI's JSON error body.
 """
@@ -26,10 +28,14 @@ MAX_REF_SECONDS = 60.0
 # the names OpenAI's own TTS models go by: programs written for OpenAI send them unchanged
 OPENAI_MODEL_ALIASES = ("tts-1", "tts-1-hd", "gpt-4o-mini-tts")
 
+MAX_LANGUAGE_CHARS = 16
+# the fields an emotion may come from (one per request): a recording sent, a library voice's
+# recording, 8 weights, a description
+EMOTION_SOURCES = ("emotion_audio", "emotion_voice", "emotion_vector", "emotion_text")
 _FIELDS = {
     "model", "input", "voice", "response_format", "speed", "instructions", "stream_format", "stream",
     "ref_audio", "ref_text", "seed", "cfg_value", "inference_timesteps", "max_new_tokens",
-    "min_new_tokens", "normalize",
+    "min_new_tokens", "normalize", "language", *EMOTION_SOURCES, "emotion_weight",
 }  # fmt: skip
 
 
@@ -80,6 +86,18 @@ class SpeechParams:
     min_new_tokens: int = 2
     normalize: bool = False
     speed: float = 1.0  # the speaking rate (app/audio/stretch.py for families without their own)
+    language: str = ""  # "" = the model guesses from the text
+    # the emotion (IndexTTS-2.5): at most one source; ``emotion_weight`` None = not given (1.0)
+    emotion_audio: bytes | None = None  # an audio file (decoded apart, as ``ref_audio``)
+    emotion_voice: str | None = None
+    emotion_vector: tuple[float, ...] | None = None
+    emotion_text: str | None = None  # "" = read the input itself
+    emotion_weight: float | None = None
+
+    @property
+    def emotion_source(self) -> str | None:
+        """The field the emotion comes from, or None."""
+        return next((name for name in EMOTION_SOURCES if getattr(self, name) is not None), None)
 
 
 def _bad(message: str, param: str, code: str = "invalid_value") -> ApiError:
@@ -143,35 +161,81 @@ _DATA_URI = re.compile(r"^data:[\w.+-]+/[\w.+-]+(;[\w.+-]+=[\w.+-]+)*;base64,", 
 
 _URL = re.compile(r"^([A-Za-z][\w+.-]*://|file:)")  # (":" is not a base64 digit)
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
-_NOT_A_PATH = ("'ref_audio' must carry the audio itself (base64 or a data: URI); URLs and file paths "
-               "are not accepted.")  # fmt: skip
+_NOT_A_PATH = ("'{}' must carry the audio itself (base64 or a data: URI); URLs and file paths are not "
+               "accepted.")  # fmt: skip
 
 
-def decode_ref_audio(value: Any) -> bytes:
-    """The audio file's bytes from ``ref_audio``, base64 or a ``data:`` URI (never a URL or a
-    file path); :func:`decode_audio_bytes` reads them."""
+def decode_ref_audio(value: Any, param: str = "ref_audio") -> bytes:
+    """The audio file's bytes from ``ref_audio`` (or ``param``: ``emotion_audio``), base64 or a
+    ``data:`` URI (never a URL or a file path); :func:`decode_audio_bytes` reads them."""
     if not isinstance(value, str) or not value:
-        raise _bad("'ref_audio' must be base64-encoded audio or a data: URI.", "ref_audio", "invalid_type")
+        raise _bad(f"'{param}' must be base64-encoded audio or a data: URI.", param, "invalid_type")
     if value.startswith("data:"):
         match = _DATA_URI.match(value)
         if match is None:
-            raise _bad("'ref_audio' is a data: URI without base64 audio in it.", "ref_audio")
+            raise _bad(f"'{param}' is a data: URI without base64 audio in it.", param)
         value = value[match.end() :]
     elif _URL.match(value):
-        raise _bad(_NOT_A_PATH, "ref_audio")
+        raise _bad(_NOT_A_PATH.format(param), param)
     if len(value) > MAX_REF_AUDIO_BYTES * 4 // 3 + 4:
-        raise ApiError(413, "'ref_audio' is larger than 10 MB.", param="ref_audio", code="too_large")
+        raise ApiError(413, f"'{param}' is larger than 10 MB.", param=param, code="too_large")
     try:
         data = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
         # "/" is a base64 digit (every MP3 without an ID3 tag starts "//"): a value is taken for
         # a file path only once it is not base64
         if value.startswith(("/", ".", "~", "\\")) or _DRIVE.match(value):
-            raise _bad(_NOT_A_PATH, "ref_audio") from None
-        raise _bad("'ref_audio' is not valid base64.", "ref_audio") from None
+            raise _bad(_NOT_A_PATH.format(param), param) from None
+        raise _bad(f"'{param}' is not valid base64.", param) from None
     if not data:
-        raise _bad("'ref_audio' is empty: send a recording of speech.", "ref_audio", "invalid_audio")
+        raise _bad(f"'{param}' is empty: send a recording of speech.", param, "invalid_audio")
     return data
+
+
+def _vector(body: dict) -> tuple[float, ...] | None:
+    """``emotion_vector``: 8 numbers, checked by the engine's own rule (``check_vector``)."""
+    from app.engine.request import EMOTIONS, check_vector
+    from app.errors import VoxDeskError
+
+    value = body.get("emotion_vector")
+    if value is None:
+        return None
+    numbers = isinstance(value, list) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
+    )
+    if not numbers:
+        raise _bad(f"'emotion_vector' must be a list of {len(EMOTIONS)} numbers ({', '.join(EMOTIONS)}).",
+                   "emotion_vector", "invalid_type")  # fmt: skip
+    # (an integer past float's range is out of range, not a 500)
+    floats = [v if isinstance(v, float) or abs(v) <= 2**53 else math.inf for v in value]
+    try:
+        return tuple(check_vector(floats))
+    except VoxDeskError as exc:
+        raise _bad(str(exc), "emotion_vector") from None
+
+
+def _emotion(body: dict) -> dict[str, Any]:
+    """The emotion fields of a body, checked: at most one source; a weight only with one."""
+    voice = body.get("emotion_voice")
+    if voice is not None and (not isinstance(voice, str) or not voice.strip() or len(voice) > 200):
+        raise _bad("'emotion_voice' must be a library voice's name or id.", "emotion_voice", "invalid_type")
+    audio = body.get("emotion_audio")
+    fields = {
+        "emotion_audio": None if audio is None else decode_ref_audio(audio, "emotion_audio"),
+        "emotion_voice": voice,
+        "emotion_vector": _vector(body),
+        "emotion_text": _text(body, "emotion_text", MAX_INSTRUCTIONS_CHARS),
+    }
+    given = [name for name in EMOTION_SOURCES if fields[name] is not None]
+    if len(given) > 1:
+        raise _bad(f"'{given[0]}' and '{given[1]}' are two emotions: send one of "
+                   f"{', '.join(EMOTION_SOURCES)}.", given[1], "conflicting_parameters")  # fmt: skip
+    if body.get("emotion_weight") is not None:
+        if not given:
+            raise _bad(f"'emotion_weight' needs an emotion: send one of {', '.join(EMOTION_SOURCES)}.",
+                       "emotion_weight")  # fmt: skip
+        fields["emotion_weight"] = _number(body, "emotion_weight", 0.0, 1.0, 1.0)
+    return fields
 
 
 def parse_speech(body: Any) -> SpeechParams:
@@ -222,6 +286,8 @@ def parse_speech(body: Any) -> SpeechParams:
     ref_text = _text(body, "ref_text", MAX_INPUT_CHARS) or ""
     if ref_text.strip() and ref_audio is None and not voice:
         raise _bad("'ref_text' needs 'ref_audio' (the recording it transcribes).", "ref_text")
+    language = (_text(body, "language", MAX_LANGUAGE_CHARS) or "").strip().lower()
+    language = "" if language == "auto" else language
     max_new = _int(body, "max_new_tokens", 1, 4096, 4096)
     min_new = _int(body, "min_new_tokens", 0, 4096, 2)
     return SpeechParams(
@@ -240,4 +306,6 @@ def parse_speech(body: Any) -> SpeechParams:
         min_new_tokens=min_new if min_new is not None else 2,
         normalize=normalize,
         speed=speed,
+        language=language,
+        **_emotion(body),
     )

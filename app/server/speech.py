@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from app.engine.events import AudioChunk, RequestFailed, RequestFinished, RequestRetried
-from app.engine.request import SynthRequest
+from app.engine.request import EmotionControl, SynthRequest
 from app.errors import VoxDeskError
 from app.server import formats
 from app.server.app import (
@@ -92,6 +92,7 @@ def _to_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any
 
 
 def _check_model(model: ServedModel, p: SpeechParams) -> None:
+    """A 400 naming the first field the loaded family cannot honour."""
     if p.model is not None and p.model not in (model.name, *OPENAI_MODEL_ALIASES):
         raise ApiError(404, f"The model {p.model!r} is not served here; this server has {model.name!r}.",
                        param="model", code="model_not_found")  # fmt: skip
@@ -106,6 +107,28 @@ def _check_model(model: ServedModel, p: SpeechParams) -> None:
     for name, value, default, control in own:
         if value != default and not model.has(control):
             raise ApiError(400, f"'{name}' is not a setting of {model.title}: leave it out.", param=name)
+    _check_emotion(model, p)
+
+
+def _check_emotion(model: ServedModel, p: SpeechParams) -> None:
+    """IndexTTS-2.5's emotion and language fields against what the loaded family honours."""
+    source = p.emotion_source
+    if source is not None and not model.has("emotion"):
+        raise ApiError(400, f"'{source}' needs a model that speaks emotions (IndexTTS-2.5); {model.title} "
+                       "does not: leave it out.", param=source)  # fmt: skip
+    if source == "emotion_text" and not model.has("emotion_text"):
+        raise ApiError(400, f"'emotion_text' needs the QwenEmotion model, which this server's {model.title} "
+                       "folder lacks: download it into the model folder, or send 'emotion_vector' or "
+                       "'emotion_audio'.", param=source)  # fmt: skip
+    if not p.language:
+        return
+    if not model.has("language"):
+        raise ApiError(400, f"'language' is not a setting of {model.title} (it reads the language from the "
+                       "text): leave it out.", param="language")  # fmt: skip
+    if p.language not in model.languages:
+        raise ApiError(400, f"'language' {p.language!r} is not one {model.title} speaks: send one of "
+                       f"{', '.join(model.languages)}, or leave it out to guess from the text.",
+                       param="language")  # fmt: skip
 
 
 async def _spoken_text(state: ServerState, model: ServedModel, p: SpeechParams) -> str:
@@ -136,8 +159,40 @@ async def _spoken_text(state: ServerState, model: ServedModel, p: SpeechParams) 
                        "'normalize'.", param="normalize", code="normalize_failed") from None  # fmt: skip
 
 
-def _synth_request(state: ServerState, model: ServedModel, p: SpeechParams, text: str, ref, loop):
-    """The engine request (the voice read and resampled here: on a worker, see :func:`_work`)."""
+def _emotion(state: ServerState, p: SpeechParams, clip) -> EmotionControl | None:
+    """The request's emotion, checked (a 400 naming its field): ``clip`` (the decoded
+    ``emotion_audio``: samples and rate), a library voice's recording (``emotion_voice``), the
+    weights or the description."""
+    weight = {"weight": p.emotion_weight} if p.emotion_weight is not None else {}
+    if clip is not None:
+        field, control = "emotion_audio", EmotionControl(clip=clip[0], clip_rate=clip[1], **weight)
+    elif p.emotion_voice is not None:
+        try:
+            voice = _find_voice(state, p.emotion_voice)
+        except ApiError as exc:  # (a 404 like 'voice''s, naming this field)
+            exc.param = "emotion_voice"
+            raise
+        try:
+            audio = state.library.audio(voice)
+        except VoxDeskError as exc:
+            raise ApiError(400, str(exc), param="emotion_voice") from None
+        field, control = "emotion_voice", EmotionControl(clip=audio, clip_rate=voice.sample_rate, **weight)
+    elif p.emotion_vector is not None:
+        field, control = "emotion_vector", EmotionControl(vector=p.emotion_vector, **weight)
+    elif p.emotion_text is not None:
+        field, control = "emotion_text", EmotionControl(text=p.emotion_text.strip(), **weight)
+    else:
+        return None
+    try:
+        control.check()
+    except VoxDeskError as exc:
+        raise ApiError(400, str(exc), param=field) from None
+    return control
+
+
+def _synth_request(state: ServerState, model: ServedModel, p: SpeechParams, text: str, ref, emo, loop):
+    """The engine request (the voice read and resampled here: on a worker, see :func:`_work`);
+    ``ref``/``emo``: the decoded ``ref_audio``/``emotion_audio`` (samples and rate), if sent."""
     prompt, store, lora = _voice_prompt(state, model, p, ref, loop)
     seed = p.seed if p.seed is not None else secrets.randbelow(2**31)
     # OpenAI's 'instructions': CosyVoice's instruct mode (VoxCPM2 puts them before the text instead)
@@ -147,7 +202,8 @@ def _synth_request(state: ServerState, model: ServedModel, p: SpeechParams, text
     request = SynthRequest(text, prompt, seed, p.cfg_value, p.inference_timesteps,
                            min(p.min_new_tokens, p.max_new_tokens), p.max_new_tokens,
                            retry_badcase=p.stream is None, speed=p.speed, lora=lora,
-                           instruction=instruction)  # fmt: skip
+                           instruction=instruction, emotion=_emotion(state, p, emo),
+                           language=p.language)  # fmt: skip
     try:
         request.check()
     except VoxDeskError as exc:
@@ -185,14 +241,17 @@ async def speech(request: Request) -> Response:
     del raw  # (a request stays open as long as its audio: keep only what it still needs)
     host, model = _require_engine(state)
     _check_model(model, params)
-    ref = None
+    ref = emo = None
     if params.ref_audio is not None:
         ref = await _decode(state, params.ref_audio, "ref_audio")
         params = dataclasses.replace(params, ref_audio=None)
+    if params.emotion_audio is not None:
+        emo = await _decode(state, params.emotion_audio, "emotion_audio")
+        params = dataclasses.replace(params, emotion_audio=None)
     text = await _spoken_text(state, model, params)
     loop = asyncio.get_running_loop()
-    synth, store = await _work(_synth_request, state, model, params, text, ref, loop)
-    del ref
+    synth, store = await _work(_synth_request, state, model, params, text, ref, emo, loop)
+    del ref, emo
     host, model = _require_engine(state)  # (the window may have unloaded it meanwhile)
     if state.in_flight >= state.config.max_pending:
         raise ApiError(429, "The server is busy: too many requests are queued. Try again shortly.",
