@@ -50,7 +50,8 @@ class LocalApi(QObject):
         else:
             self._host = host
             self._model = ServedModel(info.name, info.model_id, info.architecture, info.sample_rate,
-                                      info.encoder_rate, info.controls or frozenset())  # fmt: skip
+                                      info.encoder_rate, info.controls or frozenset(), info.label,
+                                      info.languages)  # fmt: skip
         if self.state is not None:
             self.state.attach(self._host, self._model)
 

@@ -34,10 +34,10 @@ def check_vector(values: Sequence[Any]) -> list[float]:
     for name, value in zip(EMOTIONS, values, strict=True):
         try:
             number = float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # 10**400 does not fit a float
             number = math.nan
         if isinstance(value, bool) or not 0.0 <= number <= 1.0:
-            raise VoxDeskError(f"The {name} weight is {value!r}: each emotion weight is a number "
+            raise VoxDeskError(f"The {name} weight is {repr(value)[:20]}: each emotion weight is a number "
                                "from 0 to 1.")  # fmt: skip
         out.append(number)
     total = sum(out)
