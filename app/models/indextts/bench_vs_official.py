@@ -177,7 +177,7 @@ def run_ours(args: argparse.Namespace, graphs: bool) -> dict[str, Any]:
     start = time.perf_counter()
     models = IndexModels.load(args.folder, torch.device(args.device))
     parts = parts_from(models, BeamParams(max_mel_tokens=args.codes))
-    voice = VoicePrompt(reference_audio=speaker_clip(), sample_rate=RATE)
+    voice = VoicePrompt(reference_audio=speaker_clip(args.clip_seconds), sample_rate=RATE)
     engine = _engine(args, parts, max(args.concurrency), None, graphs)
     precision = engine.precision.describe() if engine.precision else args.dtype
     res: dict[str, Any] = {"side": "ours", "dtype": args.dtype, "precision": precision,
@@ -244,6 +244,11 @@ def table(res: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def save(path: Path | None, res: dict[str, Any]) -> None:
+    if path:
+        atomic.write_json(path, res)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--folder", required=True, type=Path, help="the benchmark folder (written once)")
@@ -259,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mem-kv-gb", type=float, default=1.0, help="the KV cache of the memory runs")
     ap.add_argument("--codes", type=int, default=250, help="GPT codes per request (25 a second of audio)")
     ap.add_argument("--text", default=TEXT)
+    ap.add_argument("--clip-seconds", type=float, default=4.0, help="the speaker clip's length")
     ap.add_argument("--official", help="an index-tts checkout, or a copy of its indextts/")
     ap.add_argument("--official-python", default=sys.executable)
     ap.add_argument("--official-path", help="first on the official side's PYTHONPATH (its pinned packages)")
@@ -282,10 +288,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"folder {args.folder}: {written}", flush=True)
     device = torch.cuda.get_device_name() if args.device.startswith("cuda") else "cpu"
     res: dict[str, Any] = {"preset": args.preset, "folder": written, "codes": args.codes,
+                           "clip_s": args.clip_seconds,
                            "warmup": args.warmup, "text": args.text, "device": device,
                            "threads": args.threads, "torch": torch.__version__}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="ixbench-") as tmp:
-        clip = write_clip(Path(tmp) / "speaker.wav", speaker_clip())
+        clip = write_clip(Path(tmp) / "speaker.wav", speaker_clip(args.clip_seconds))
         for side, accel in (("official", False), ("accel", True)):
             if side not in sides or not args.official:
                 continue
@@ -297,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
             if "runs" in got:
                 got["rows"] = official_rows(got, args.concurrency)
             res[side] = got
-            print(f"{side}: {time.perf_counter() - t:.0f} s", flush=True)
+            save(args.json, res)  # what is done survives a later time limit
+            print(f"{side}: {time.perf_counter() - t:.0f} s\n{table(res)}", flush=True)
     if "ours" in sides:
         t = time.perf_counter()
         try:
@@ -310,8 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     text = table(res)
     res["table"] = text
     print(text)
-    if args.json:
-        atomic.write_json(args.json, res)
+    save(args.json, res)
     return 0
 
 
