@@ -23,8 +23,8 @@ stands in for when absent (said in the JSON); it samples one sequence, no beams
 (indextts/gpt/model_v2.py:803).
 
 Modules the checkout imports but plain cloning never runs get a stand-in when absent (listed in
-the JSON): ``modelscope`` (QwenEmotion only) and ``wetext`` (the text normaliser; the benchmark's
-text needs no normalising: lower-case words and punctuation).
+the JSON): ``modelscope`` (QwenEmotion only), ``fugashi`` (Japanese only) and ``wetext`` (the text
+normaliser; the benchmark's text needs no normalising: lower-case words and punctuation).
 """
 
 from __future__ import annotations
@@ -48,15 +48,17 @@ SHIM = ROOT / "tools" / "flash_attn_shim"
 def _stand_ins(accel: bool) -> list[str]:
     """Register stand-ins for the absent modules the official import needs but never runs."""
     made = []
-    for name in ("modelscope", "wetext"):
+    for name in ("modelscope", "wetext", "fugashi"):
         try:
             __import__(name)
         except ImportError:
             module = types.ModuleType(name)
             if name == "modelscope":
                 module.AutoModelForCausalLM = None  # type: ignore[attr-defined]
-            else:
+            elif name == "wetext":
                 module.Normalizer = _SameText  # type: ignore[attr-defined]
+            else:  # built by infer_v2_5's JapaneseG2PProcessor at start-up, used on Japanese text only
+                module.Tagger = _NoJapanese  # type: ignore[attr-defined]
             sys.modules[name] = module
             made.append(name)
     if accel:
@@ -76,6 +78,14 @@ class _SameText:
 
     def normalize(self, text: str) -> str:
         return text
+
+
+class _NoJapanese:
+    """fugashi's ``Tagger`` when fugashi (and its 47 MB dictionary) is absent: the benchmark's
+    text is English, so reading Japanese is an error."""
+
+    def __call__(self, text: str) -> Any:
+        raise RuntimeError("the benchmark's official side has no Japanese tagger (fugashi)")
 
 
 def _checkout(path: Path) -> Path:
