@@ -146,6 +146,7 @@ def bench_lm(folder: Path, inputs: list[dict[str, torch.Tensor]], concurrency: l
         res["runs"].append({"concurrency": n, "wall_s": wall, "tokens": total, "steps": steps,
                             "ms_per_step": 1e3 * wall / max(steps, 1), "tokens_per_s": total / wall,
                             "audio_s": total / TOKENS_PER_SECOND, "peak_gb": peak_gb(device)})  # fmt: skip
+        print(f"lm x{n}: {wall:.2f} s, {total} tokens, {1e3 * wall / max(steps, 1):.1f} ms/step", flush=True)
     return res
 
 
@@ -195,6 +196,7 @@ def bench_engine(
                             "rtf_aggregate": wall / max(audio, 1e-9),
                             "first_audio_s_p50": float(np.median([f.stats["first_chunk_s"] for f in done])),
                             "peak_gb": peak_gb(dev)})  # fmt: skip
+        print(f"engine x{n}: {wall:.2f} s, {audio:.1f} s of audio", flush=True)  # the table comes at the end
     res["runs"] = res["runs"][1:]
     engine.shutdown()
     return res
@@ -261,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
             res["official"] = {"error": f"{type(exc).__name__}: {exc}"}
         print(_table(res), flush=True)
     if "lm" in sides:
+        print("lm: loading", flush=True)
         res["lm"] = bench_lm(args.folder, inputs, conc, device, getattr(torch, args.dtype))
     if "engine" in sides:
         try:
