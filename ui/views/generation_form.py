@@ -129,9 +129,10 @@ class GenerationForm(QWidget):
                     feeling.addWidget(field, 1)
                     continue
                 row = design if field in texts else numbers
+                if row.count():  # the gap before a caption hides with it (a spacer would stay)
+                    caption.setContentsMargins(8, 0, 0, 0)
                 row.addWidget(caption)
                 row.addWidget(field, 1 if field in texts else 0)
-                row.addSpacing(8)
             numbers.addStretch(1)
         else:
             self._form = QFormLayout(self)
