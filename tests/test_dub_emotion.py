@@ -125,17 +125,19 @@ def test_a_cue_emotion_reaches_the_engine(host, tmp_path: Path) -> None:
     json.dumps(report_data(results, rate, 100.0))  # the report stays JSON
 
 
-def test_voxdesk_dub_gives_an_indextts_folder_its_cue_emotions(host, tiny_ix, tmp_path, capsys) -> None:  # noqa: F811
-    """What ``voxdesk dub --model DIR`` builds for an IndexTTS-2.5 folder: the family's controls
-    (loaded as ``voxdesk synth`` loads it) and each cue emotion's control, ``@Bob`` read from the
-    library the cue voices come from; the takes here are the fixture engine's (40 mel tokens)."""
-    from app.cli import build_parser
-    from app.longform.dub_cli import _served, cue_emotions
+
+def test_voxdesk_dub_speaks_the_cue_emotions_with_an_indextts_folder(tiny_ix, tmp_path, capsys) -> None:  # noqa: F811
+    """``voxdesk dub --model DIR`` end to end: the folder's family is detected and loaded, the cue
+    voices and ``@Bob`` come from the library, each emotion changes its take (the same text and
+    seed), an unknown ``@Nobody`` fails its cue only; no notice (the model takes emotions)."""
+    from app.audio.io import read_audio
+    from app.cli import main
     from app.voices.library import VoiceLibrary
 
-    backend, rate = host
     voices = tmp_path / "voices"
-    VoiceLibrary(voices).create_from_samples(_speaker().reference_audio[::-1].copy(), 16000, "Bob")
+    library = VoiceLibrary(voices)
+    library.create_from_samples(_speaker().reference_audio, 16000, "Anna")
+    library.create_from_samples(_speaker().reference_audio[::-1].copy(), 16000, "Bob")
     path = tmp_path / "c.srt"
     path.write_text(
         "1\n00:00:01,000 --> 00:00:30,000\nHi.\n\n"
@@ -144,19 +146,13 @@ def test_voxdesk_dub_gives_an_indextts_folder_its_cue_emotions(host, tiny_ix, tm
         "4\n00:01:31,000 --> 00:02:00,000\n[|@Nobody] Hi.\n",
         encoding="utf-8",
     )
-    cues = load_subtitles(path)
-    args = build_parser().parse_args(["dub", str(path), "--model", str(tiny_ix), "--out", str(tmp_path / "o"),
-                                      "--device", "cpu"])  # fmt: skip
-    served, engine = _served(args, cues, None)
-    engine.shutdown()
-    assert served.family and served.architecture == "indextts25" and "emotion" in served.controls
-    emotion_for = cue_emotions(cues, served, str(voices))
-    assert emotion_for is not None and "emotion" not in capsys.readouterr().err  # no notice
-    speaker = _speaker()
-    settings = DubSettings(seed=5, takes=1)
-    results = dub(backend, cues, lambda _v: speaker, rate, settings, emotion_for=emotion_for)
-    assert [r.status for r in results[:3]] == ["fit"] * 3, [r.message for r in results]
-    assert results[3].status == "failed" and results[3].message.startswith("No voice is named “Nobody”")
-    plain, angry, bobs = (r.audio for r in results[:3])
+    out = tmp_path / "dub"
+    assert main(["dub", str(path), "--model", str(tiny_ix), "--voice", "Anna", "--voices", str(voices),
+                 "--out", str(out), "--device", "cpu", "--seed", "5", "--takes", "1"]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert "cue 4: No voice is named “Nobody”" in err and "does not take" not in err
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))["cues"]
+    assert [c["status"] for c in report] == ["fit", "fit", "fit", "failed"]
+    plain, angry, bobs = (read_audio(out / "cues" / f"cue_000{n}.wav")[0] for n in (1, 2, 3))
     for felt in (angry, bobs):
         assert len(felt) and (len(felt) != len(plain) or not np.allclose(felt, plain))
