@@ -368,9 +368,7 @@ def _tagged_cues(path):
 
 
 @pytest.mark.parametrize("where", ["model", "server"])
-def test_voxdesk_dub_says_once_that_a_model_without_emotions_ignores_the_cue_emotions(
-    where, tiny_v2, live, tmp_path, capsys  # noqa: F811
-):
+def test_voxdesk_dub_says_once_what_a_model_without_emotions_ignores(where, tiny_v2, live, tmp_path, capsys):  # noqa: F811
     subs = _tagged_cues(tmp_path / "film.srt")
     source = ["--model", str(tiny_v2), "--device", "cpu"] if where == "model" else ["--server", live.url]
     args = ["dub", str(subs), *source, "--out", str(tmp_path / "dub"), "--seed", "3", *PATCHES]
@@ -385,4 +383,3 @@ def test_voxdesk_dub_says_once_that_a_model_without_emotions_ignores_the_cue_emo
     assert [c["status"] for c in report["cues"]] == ["fit", "fit", "fit"]
     if where == "server":
         live.wait_idle()
-

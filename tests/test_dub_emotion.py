@@ -125,7 +125,6 @@ def test_a_cue_emotion_reaches_the_engine(host, tmp_path: Path) -> None:
     json.dumps(report_data(results, rate, 100.0))  # the report stays JSON
 
 
-
 def test_voxdesk_dub_speaks_the_cue_emotions_with_an_indextts_folder(tiny_ix, tmp_path, capsys) -> None:  # noqa: F811
     """``voxdesk dub --model DIR`` end to end: the folder's family is detected and loaded, the cue
     voices and ``@Bob`` come from the library, each emotion changes its take (the same text and
