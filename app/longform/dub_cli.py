@@ -5,6 +5,10 @@ Writes into ``--out``: ``track.wav`` (the video's length, silence between cues),
 (one file per cue), ``spoken.srt`` (the cues as spoken), ``report.json`` and ``report.txt``
 (the cues that still overrun their slot, and by how much). Overruns are listed, not errors:
 the exit status is 0 once the files are written. Registered by app/cli.py.
+
+``--model DIR`` is any family's folder (detected as ``voxdesk synth`` does). A cue's
+``[Voice|emotion]`` tag is spoken by a model with the "emotion" control (IndexTTS-2.5; a server
+says so in /v1/models); other models speak it without, and one stderr line counts those cues.
 """
 
 from __future__ import annotations
