@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 
+import httpx
 import numpy as np
 import pytest
 import soundfile as sf
@@ -303,6 +304,7 @@ def test_voxdesk_dub_end_to_end(tiny_v2, tmp_path, capsys):
     assert "2 of 3 cues fit; 1 overrun: #2 by 2 ms" in printed.out
     assert "1 cues overrun their slot" in printed.out
     assert "3 of 3 cues" in printed.err  # the progress bar
+    assert "emotion" not in printed.err  # no cue carries one: no notice
     assert sorted(p.name for p in out.iterdir()) == [
         "cues",
         "report.json",
@@ -352,3 +354,32 @@ def test_voxdesk_dub_bad_input_is_one_line(tiny_v2, tmp_path, capsys, extra, con
     err = capsys.readouterr().err
     assert rc == 1 and pattern in err and err.count("\n") == 1
     assert not (tmp_path / "o").exists()  # refused before anything is made
+
+
+def _tagged_cues(path):
+    """Two of three cues carry an emotion (one names a voice the library lacks)."""
+    path.write_text(
+        "1\n00:00:00,500 --> 00:00:00,550\n[|angry] Line 1 is spoken.\n\n"
+        "2\n00:00:01,000 --> 00:00:01,050\nLine 2 is spoken.\n\n"
+        "3\n00:00:02,000 --> 00:00:02,040\n[|@Nobody] Line 3 is spoken.\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.parametrize("where", ["model", "server"])
+def test_voxdesk_dub_says_once_what_a_model_without_emotions_ignores(where, tiny_v2, live, tmp_path, capsys):  # noqa: F811
+    subs = _tagged_cues(tmp_path / "film.srt")
+    source = ["--model", str(tiny_v2), "--device", "cpu"] if where == "model" else ["--server", live.url]
+    args = ["dub", str(subs), *source, "--out", str(tmp_path / "dub"), "--seed", "3", *PATCHES]
+    assert main(args + ["--voices", str(tmp_path / "voices")]) == 0
+    printed = capsys.readouterr()
+    notices = [line for line in printed.err.splitlines() if "emotion" in line]
+    label = "VoxCPM2" if where == "model" else httpx.get(live.url + "/v1/models").json()["data"][0]["id"]
+    assert notices == [f"voxdesk: 2 cues carry an emotion ([Voice|emotion]) that {label} does not take: "
+                       "spoken without it (IndexTTS-2.5 takes emotions)."]  # fmt: skip
+    assert "3 of 3 cues fit" in printed.out  # spoken all the same, the unknown @Nobody included
+    report = json.loads((tmp_path / "dub" / "report.json").read_text(encoding="utf-8"))
+    assert [c["status"] for c in report["cues"]] == ["fit", "fit", "fit"]
+    if where == "server":
+        live.wait_idle()

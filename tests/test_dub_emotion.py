@@ -123,3 +123,35 @@ def test_a_cue_emotion_reaches_the_engine(host, tmp_path: Path) -> None:
     (again,) = dub(backend, cues[1:2], lambda _v: speaker, rate, settings)
     np.testing.assert_array_equal(again.audio, plain)
     json.dumps(report_data(results, rate, 100.0))  # the report stays JSON
+
+
+def test_voxdesk_dub_speaks_the_cue_emotions_with_an_indextts_folder(tiny_ix, tmp_path, capsys) -> None:  # noqa: F811
+    """``voxdesk dub --model DIR`` end to end: the folder's family is detected and loaded, the cue
+    voices and ``@Bob`` come from the library, each emotion changes its take (the same text and
+    seed), an unknown ``@Nobody`` fails its cue only; no notice (the model takes emotions)."""
+    from app.audio.io import read_audio
+    from app.cli import main
+    from app.voices.library import VoiceLibrary
+
+    voices = tmp_path / "voices"
+    library = VoiceLibrary(voices)
+    library.create_from_samples(_speaker().reference_audio, 16000, "Anna")
+    library.create_from_samples(_speaker().reference_audio[::-1].copy(), 16000, "Bob")
+    path = tmp_path / "c.srt"
+    path.write_text(
+        "1\n00:00:01,000 --> 00:00:30,000\nHi.\n\n"
+        "2\n00:00:31,000 --> 00:01:00,000\n[|angry 0.9] Hi.\n\n"
+        "3\n00:01:01,000 --> 00:01:30,000\n[|@Bob] Hi.\n\n"
+        "4\n00:01:31,000 --> 00:02:00,000\n[|@Nobody] Hi.\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "dub"
+    assert main(["dub", str(path), "--model", str(tiny_ix), "--voice", "Anna", "--voices", str(voices),
+                 "--out", str(out), "--device", "cpu", "--seed", "5", "--takes", "1"]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert "cue 4: No voice is named “Nobody”" in err and "does not take" not in err
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))["cues"]
+    assert [c["status"] for c in report] == ["fit", "fit", "fit", "failed"]
+    plain, angry, bobs = (read_audio(out / "cues" / f"cue_000{n}.wav")[0] for n in (1, 2, 3))
+    for felt in (angry, bobs):
+        assert len(felt) and (len(felt) != len(plain) or not np.allclose(felt, plain))

@@ -19,6 +19,7 @@ import soundfile
 from server_fixtures import Live, start_live
 from tiny_indextts import tiny_ix  # noqa: F401
 
+from app.backends.remote import RemoteBackend
 from app.cli import main
 from app.selftest import voice_clip
 from app.voices.library import AUDIO
@@ -56,6 +57,9 @@ def test_models_lists_the_controls_and_languages(ix_live) -> None:
     assert model["architecture"] == "indextts25" and model["sample_rate"] == 22050
     assert model["controls"] == ["emotion", "emotion_text", "language", "reference", "speed"]
     assert sorted(model["languages"]) == sorted(LANGUAGES)
+    remote = RemoteBackend(ix_live.url)  # what ``voxdesk dub --server`` reads: the model takes emotions
+    assert remote.connect().controls == frozenset(model["controls"])
+    remote.close()
 
 
 def test_speed_and_emotions_reach_the_model_through_the_openai_client(ix_live, tmp_path) -> None:

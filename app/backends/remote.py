@@ -62,6 +62,7 @@ class RemoteModel:
     sample_rate: int = 48000
     encoder_rate: int = 16000
     voxdesk: bool = False
+    controls: frozenset[str] = frozenset()  # FamilyInfo.controls, where the server lists them
 
 
 class _Cancelled(Exception):
@@ -151,12 +152,14 @@ class RemoteBackend:
             raise VoxDeskError(f"The server at {self.url} serves no model yet: try again once it has loaded.")
         first = models[0]
         ours = first.get("owned_by") == "voxdesk"
+        listed = first.get("controls") if isinstance(first.get("controls"), list) else []
         self.model = RemoteModel(
             name=str(first["id"]),
             architecture=str(first.get("architecture", "voxcpm2")),
             sample_rate=int(first.get("sample_rate", 48000)),
             encoder_rate=int(first.get("encoder_rate", 16000)),
             voxdesk=ours,
+            controls=frozenset(c for c in listed if isinstance(c, str)),
         )
         return self.model
 

@@ -5,19 +5,29 @@ Writes into ``--out``: ``track.wav`` (the video's length, silence between cues),
 (one file per cue), ``spoken.srt`` (the cues as spoken), ``report.json`` and ``report.txt``
 (the cues that still overrun their slot, and by how much). Overruns are listed, not errors:
 the exit status is 0 once the files are written. Registered by app/cli.py.
+
+``--model DIR`` is any family's folder (detected as ``voxdesk synth`` does). A cue's
+``[Voice|emotion]`` tag is spoken by a model with the "emotion" control (IndexTTS-2.5; a server
+says so in /v1/models); other models speak it without, and one stderr line counts those cues.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import threading
 import time
-from typing import TextIO
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TextIO
 
 from app.engine_args import add_engine_options, engine_config
 from app.errors import VoxDeskError
 from app.longform.dub import DEFAULT_MAX_RATE_CHANGE, DEFAULT_TAKES, DubProgress, DubSettings
+from app.voices.emotion import EmotionSpec
+
+log = logging.getLogger(__name__)
 
 
 class CueBar:
@@ -87,45 +97,121 @@ def cmd_dub(args: argparse.Namespace) -> int:
             remote.close()
 
 
+@dataclass(frozen=True)
+class _Served:
+    """What the cue voices and emotions are made for: the local folder's family or the server's model."""
+
+    architecture: str
+    rate_in: int  # the rate voice audio is handed over at
+    label: str  # the model, as the emotion notice names it
+    controls: frozenset[str] = frozenset()
+    model_id: str | None = None  # the key of the library's cached voice features (local families)
+    family: bool = False  # a family other than VoxCPM: voices are made by its controls
+
+
+def cue_emotions(cues: list, served: _Served, voices: str | None) -> Callable[[EmotionSpec], Any] | None:
+    """``dub``'s ``emotion_for`` for the cues' ``[Voice|emotion]`` tags, as the window's dubbing
+    makes it: a model with the "emotion" control gets each distinct emotion's control (a clip
+    names a library voice, as the cue voices do); any other model speaks them without, and one line
+    on stderr says how many cues that is (nothing the user wrote is dropped silently)."""
+    from app.voices.emotion import to_control
+    from app.voices.library import VoiceLibrary
+
+    tagged = sum(1 for c in cues if c.speakable and not c.emotion.is_none())
+    if not tagged:
+        return None
+    if "emotion" not in served.controls:
+        cues_word = "cue carries an emotion" if tagged == 1 else "cues carry an emotion"
+        print(f"voxdesk: {tagged} {cues_word} ([Voice|emotion]) that {served.label} does not take: "
+              "spoken without it (IndexTTS-2.5 takes emotions).", file=sys.stderr)  # fmt: skip
+        return None
+    library = VoiceLibrary(voices)
+
+    def emotion_for(spec: EmotionSpec) -> Any:
+        try:
+            return to_control(spec, library)
+        except (OSError, ValueError, RuntimeError) as exc:  # a recording that cannot be read: its cues fail
+            log.warning("reading the emotion recording of %r", spec.voice, exc_info=True)
+            raise VoxDeskError(f"The recording of “{spec.voice}” (@{spec.voice}) could not be read "
+                               f"({exc.__class__.__name__}): import it again.") from None  # fmt: skip
+
+    return emotion_for
+
+
+def _served(args: argparse.Namespace, cues: list, remote) -> tuple[_Served, Any]:
+    """What the dub speaks with, and the engine when a local family other than VoxCPM had to be
+    loaded to say so (its voice rate and controls are the loaded family's)."""
+    if remote is not None:
+        model = remote.connect()
+        return _Served(model.architecture, model.encoder_rate, model.name, model.controls), None
+    from app.engine.family import detect_family
+
+    if detect_family(args.model) == "voxcpm":
+        from app.models.voxcpm.config import load_config
+
+        cfg = load_config(args.model)
+        label = "VoxCPM2" if cfg.is_v2 else "VoxCPM"
+        return _Served(cfg.architecture, int(cfg.audio_vae.get("sample_rate", 16000)), label), None
+    from app.engine import Engine
+    from app.engine.host import model_id
+
+    engine = Engine(_engine_config(args, cues))
+    info = engine.info
+    served = _Served(info.architecture, info.voice_rate, info.label, info.controls,
+                     model_id(engine, args.model), family=True)  # fmt: skip
+    return served, engine
+
+
+def _engine_config(args: argparse.Namespace, cues: list) -> Any:
+    return engine_config(args, max_num_seqs=min(max(len(cues), 1), 64))
+
+
 def _dub(args: argparse.Namespace, cues: list, settings: DubSettings, remote) -> int:
     from pathlib import Path
 
-    from app.longform.dub import dub
-    from app.longform.dub_files import existing, export_dub, overruns, summary, track_seconds
-    from app.synth_cli import _make_folder
-    from app.voices.lookup import library_prompt
+    from app.longform.dub_files import existing, track_seconds
 
     if args.duration is not None:
         track_seconds(cues, args.duration)  # a too-short --duration fails now
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise VoxDeskError(f"--out must be a folder; {out} is a file.")
-    if remote is not None:
-        served = remote.connect()
-        architecture, rate_in = served.architecture, served.encoder_rate
-    else:
-        from app.models.voxcpm.config import load_config
-
-        cfg = load_config(args.model)
-        architecture, rate_in = cfg.architecture, int(cfg.audio_vae.get("sample_rate", 16000))
-    prompts: dict[str, object] = {}
-
-    def prompt_for(name: str | None):
-        name = name or args.voice
-        if name is None:
-            return None
-        if name.casefold() not in prompts:
-            prompts[name.casefold()] = library_prompt(name, args.voices, rate_in, architecture)
-        return prompts[name.casefold()]
-
-    for name in {None, *(c.voice for c in cues if c.speakable)}:
-        prompt_for(name)  # an unknown voice is one line before the model loads
     taken = existing(out, cues)
     if taken and not args.overwrite:
         raise VoxDeskError(
             f"{out} already holds a dub ({taken[0].name}, {len(taken)} files in all): add --overwrite to "
             "replace it, or choose another --out."
         )
+    served, engine = _served(args, cues, remote)
+    try:
+        return _speak(args, cues, settings, remote, served, engine, out)
+    finally:
+        if engine is not None:
+            engine.shutdown()
+
+
+def _speak(args: argparse.Namespace, cues: list, settings: DubSettings, remote, served: _Served,
+           engine: Any, out: Any) -> int:  # fmt: skip
+    from app.longform.dub import dub
+    from app.longform.dub_files import export_dub, overruns, summary, track_seconds
+    from app.synth_cli import _make_folder
+    from app.voices.lookup import library_prompt
+
+    prompts: dict[str, object] = {}
+    family = (served.model_id, served.controls) if served.family else ()
+
+    def prompt_for(name: str | None):
+        name = name or args.voice
+        if name is None:
+            return None
+        if name.casefold() not in prompts:
+            prompts[name.casefold()] = library_prompt(name, args.voices, served.rate_in, served.architecture,
+                                                      *family)  # fmt: skip
+        return prompts[name.casefold()]
+
+    for name in {None, *(c.voice for c in cues if c.speakable)}:
+        prompt_for(name)  # an unknown voice is one line before anything is spoken
+    emotion_for = cue_emotions(cues, served, args.voices)
     _make_folder(out)
     checker = policy = None
     if args.check:
@@ -142,14 +228,14 @@ def _dub(args: argparse.Namespace, cues: list, settings: DubSettings, remote) ->
         from app.engine import Engine
         from app.engine.host import EngineHost
 
-        engine = Engine(engine_config(args, max_num_seqs=min(max(len(cues), 1), 64)))
+        engine = engine or Engine(_engine_config(args, cues))
         backend = host = EngineHost(engine).start()
         rate = engine.sample_rate
     bar = CueBar(sys.stderr)
     cancel = threading.Event()
     try:
         results = dub(backend, cues, prompt_for, rate, settings, checker=checker, policy=policy,
-                      cancel=cancel, progress=bar)  # fmt: skip
+                      cancel=cancel, progress=bar, emotion_for=emotion_for)  # fmt: skip
     except KeyboardInterrupt:
         cancel.set()
         raise
