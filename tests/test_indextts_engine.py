@@ -16,6 +16,7 @@ segments are in the official order. The end-to-end tests run the folder's real p
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from app.models.indextts.pipeline import NO_VOICE, Conditioning, Parts, parts_fr
 from app.models.indextts.reference import synthesize
 from app.models.indextts.text import TextFrontend, language_id
 from app.models.indextts.weights import load_torch, state_of
+from app.voices.fit import misfits, usable_seconds
 
 GOLD = np.load(Path(__file__).parent / "data" / "indextts" / "gpt_codes.npz")
 PARAMS = BeamParams(**json.loads(str(GOLD["plain_settings"])))  # the official defaults, 80 codes at most
@@ -256,6 +258,23 @@ def test_the_language_comes_from_the_script(make_engine) -> None:
     cases = {"Hello.": "en", "你好。": "zh", "今日は晴れです。": "ja", "مرحبا": "ar", "¡Hola, señor!": "en"}
     assert {text: runner.language(SynthRequest(text=text)) for text in cases} == cases
     assert runner.language(SynthRequest(text="¡Hola, señor!", language="es")) == "es"  # the request's own
+
+
+def test_the_voice_guide_limits_are_the_speaker_cut_whatever_the_script(make_engine) -> None:
+    """The recording is three conditioning positions and the frontend splits long text, so the
+    window's checks ahead (app/voices/fit.py) bind nothing but the official cut of the speaker clip."""
+    engine = make_engine(max_model_len=512)
+    runner = engine.runner
+    limits = runner.limits(engine.max_model_len)
+    long = " ".join([TEXTS["two"][0]] * 12)
+    assert usable_seconds(limits, [long], "reference") == usable_seconds(limits, ["Hi."], "reference") == 15.0
+    assert misfits(limits, ["Hi.", long], 60.0, "reference") == []  # a long recording is cut, not refused
+    # honest: the text is split into segments that each fit the positions (make_sequence's check)
+    segments = runner.frontend.segments(long, "en", runner.segment_tokens)
+    assert len(segments) > 3
+    assert all(len(runner._positions(t)) + PARAMS.max_mel_tokens <= engine.max_model_len for t in segments)
+    with pytest.raises(ValueError, match="max_voice_seconds"):
+        dataclasses.replace(limits, max_voice_seconds=None)
 
 
 # ---- end to end: the pipeline's parts (models.py, voice.py, decoder.py) behind the seams --------

@@ -9,6 +9,7 @@ from tiny_indextts import tiny_ix  # noqa: F401
 from ui_fixtures import ScriptedDialogs, home, open_window, played, wait_for_imports, write_voice_file  # noqa: F401
 
 from app.voices import latents
+from ui.views.reference_guide import ReferenceGuide
 
 
 def test_a_voice_without_a_transcript_speaks_with_indextts(qtbot, home, tiny_ix, tmp_path):  # noqa: F811
@@ -20,6 +21,16 @@ def test_a_voice_without_a_transcript_speaks_with_indextts(qtbot, home, tiny_ix,
     (voice,) = window.library.list()
     assert voice.transcript == ""
     assert window.voices.mode_hint.text().startswith("Mode: reference. The recording alone sets the voice")
+    # the guide: the official 15 s cut of the speaker clip, whatever the script, and no transcript
+    assert window.voices.guide.label.text() == (
+        "This model uses the first 15.0 s of the recording, whatever the script; 5–15 s is best. "
+        "It needs no transcript."
+    )
+    long = "[Anna] " + "it was a bright cold day in April, and the clocks were striking thirteen, " * 30 + "."
+    window.script.editor.setPlainText(long)
+    window.script.flush()
+    assert window.model.info.limits.fixed_conditioning
+    assert window.fit_problems() == []  # a long script: nothing refused ahead (the frontend splits it)
     window.script.editor.setPlainText("[Anna] 你好，世界。")
     window.script.flush()
     with qtbot.waitSignal(window.session.runFinished, timeout=180_000):
@@ -30,3 +41,19 @@ def test_a_voice_without_a_transcript_speaks_with_indextts(qtbot, home, tiny_ix,
     assert played(window).size > 0
     kept = latents.load_named(window.library, voice, window.model.model_id, latents.INDEXTTS)
     assert sorted(kept) == sorted(latents.INDEXTTS)  # the voice's conditions kept for this model
+
+
+def test_a_selection_past_the_cut_is_said_unused_not_refused(qtbot) -> None:
+    """IndexTTS cuts the recording (nothing fails): the guide says what is not used, without the red
+    of a model whose positions a longer recording would overrun."""
+    guide = ReferenceGuide()
+    qtbot.addWidget(guide)
+    guide.set_values(20.0, 15.0, (0.0, 20.0), cut=True, transcript=False)
+    assert guide.too_long
+    assert guide.label.text() == (
+        "This model uses the first 15.0 s of the recording, whatever the script; 5–15 s is best. "
+        "The selection is 20.0 s; what follows its first 15.0 s is not used. It needs no transcript."
+    )
+    assert guide.label.styleSheet() == ""
+    guide.set_values(20.0, 15.0, (0.0, 20.0))  # positions bind (VoxCPM, CosyVoice): as before
+    assert "trim it to 15.0 s or less." in guide.label.text() and "c81e1e" in guide.label.styleSheet()

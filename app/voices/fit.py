@@ -4,6 +4,11 @@ A request's prefill holds the voice's latent patches, the text's tokens and a fe
 the speech it generates takes one position per patch after that. All of it must fit in the
 model's positions (``max_length`` / ``max_position_embeddings``). The voice's share is fixed by
 its length, so the longest segment of the script decides how long the recording may be.
+
+A family whose voice is a conditioning of fixed size (``ModelLimits.fixed_conditioning``:
+IndexTTS-2.5's speaker style and emotion rows, three positions whatever the recording's length) and
+which splits long text into segments that fit by itself binds nothing ahead by its positions: it
+uses the recording up to where it cuts it (``max_voice_seconds``), whatever the script.
 """
 
 from __future__ import annotations
@@ -28,6 +33,14 @@ class ModelLimits:
     count_tokens: Callable[[str], int]
     # the longest recording the family takes at all (CosyVoice's speech tokenizer: 30 s); None: no cap
     max_voice_seconds: float | None = None
+    # True: the recording becomes a few positions whatever its length and the family splits long text
+    # into segments that fit (IndexTTS-2.5), so only max_voice_seconds (where it cuts the recording,
+    # which it then needs) limits what is used, and no script misfits
+    fixed_conditioning: bool = False
+
+    def __post_init__(self) -> None:
+        if self.fixed_conditioning and self.max_voice_seconds is None:
+            raise ValueError("a fixed conditioning needs max_voice_seconds: where the recording is cut")
 
     def voice_patches(self, seconds: float) -> int:
         samples = int(round(seconds * self.encoder_rate))
@@ -62,6 +75,8 @@ def segment_need(limits: ModelLimits, text: str, mode: str, transcript: str = ""
 
 def usable_seconds(limits: ModelLimits, texts: list[str], mode: str, transcript: str = "") -> float:
     """The longest recording with which every segment of ``texts`` still fits (0: none does)."""
+    if limits.fixed_conditioning and limits.max_voice_seconds is not None:  # (always set: __post_init__)
+        return limits.max_voice_seconds
     if not texts:
         texts = [""]
     need = max(segment_need(limits, t, mode, transcript) for t in texts)
@@ -74,6 +89,8 @@ def misfits(
     limits: ModelLimits, texts: list[str], voice_seconds: float, mode: str, transcript: str = ""
 ) -> list[int]:
     """Indices of ``texts`` that cannot be spoken in full with a recording this long."""
+    if limits.fixed_conditioning:
+        return []
     voice = limits.voice_patches(voice_seconds) * voice_copies(mode)
     return [
         i

@@ -1655,6 +1655,21 @@ Speak anyway? Choose No to trim the voice first.</source>
         <source>This model uses up to {0} of the recording for this script; {1}–{2} s is best.</source>
         <translation>对于此脚本，此模型最多使用录音的 {0}；{1}–{2} 秒最佳。</translation>
     </message>
+    <message>
+        <location filename="../views/reference_guide.py"/>
+        <source>This model uses the first {0} of the recording, whatever the script; {1}–{2} s is best.</source>
+        <translation>无论脚本如何，此模型都只使用录音的前 {0}；{1}–{2} 秒最佳。</translation>
+    </message>
+    <message>
+        <location filename="../views/reference_guide.py"/>
+        <source>The selection is {0}; what follows its first {1} is not used.</source>
+        <translation>选区为 {0}；前 {1} 之后的部分不会被使用。</translation>
+    </message>
+    <message>
+        <location filename="../views/reference_guide.py"/>
+        <source>It needs no transcript.</source>
+        <translation>无需填写录音的原话。</translation>
+    </message>
 </context>
 <context>
     <name>Screenshot</name>

@@ -80,12 +80,29 @@ class ReferenceGuide(QWidget):
         self.too_long = False
         self.set_values(0.0, None, (0.0, 0.0))
 
-    def set_values(self, total: float, usable: float | None, selection: tuple[float, float]) -> None:
+    def set_values(
+        self,
+        total: float,
+        usable: float | None,
+        selection: tuple[float, float],
+        cut: bool = False,
+        transcript: bool = True,
+    ) -> None:
+        """``cut``: ``usable`` is where the model cuts the recording whatever the script (IndexTTS),
+        so a longer selection fails nothing; ``transcript``: the model reads a transcript at all."""
         self.bar.set_values(total, usable, selection)
         chosen = max(0.0, selection[1] - selection[0])
         self.too_long = usable is not None and chosen > usable
         if usable is None:
             text = self.tr("Load a model to see how much of this recording it can use.")
+        elif cut:
+            text = self.tr(
+                "This model uses the first {0} of the recording, whatever the script; {1}–{2} s is best."
+            ).format(format_seconds(usable), *(f"{s:.0f}" for s in RECOMMENDED_SECONDS))
+            if self.too_long:
+                text += " " + self.tr("The selection is {0}; what follows its first {1} is not used.").format(
+                    format_seconds(chosen), format_seconds(usable)
+                )
         elif usable <= 0:
             text = self.tr(
                 "This model cannot use any recording for this script: shorten the longest sentence."
@@ -98,7 +115,8 @@ class ReferenceGuide(QWidget):
                 text += " " + self.tr("The selection ({0}) is longer: trim it to {1} or less.").format(
                     format_seconds(chosen), format_seconds(usable)
                 )
+        if usable is not None and not transcript:
+            text += " " + self.tr("It needs no transcript.")
         self.label.setText(text)
-        self.label.setStyleSheet(
-            "color: #c81e1e;" if self.too_long or (usable is not None and usable <= 0) else ""
-        )
+        failing = not cut and (self.too_long or (usable is not None and usable <= 0))
+        self.label.setStyleSheet("color: #c81e1e;" if failing else "")

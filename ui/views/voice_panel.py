@@ -375,7 +375,13 @@ class VoicePanel(QWidget):
             return
         rate = voice.sample_rate
         start, end = self.waveform.selection()
-        self.guide.set_values(len(self._audio) / rate, self.usable_seconds(voice), (start / rate, end / rate))
+        self.guide.set_values(
+            len(self._audio) / rate,
+            self.usable_seconds(voice),
+            (start / rate, end / rate),
+            cut=self._limits is not None and self._limits.fixed_conditioning,
+            transcript=self._controls is None or "prompt" in self._controls,
+        )
 
     def select_usable(self) -> None:
         """Shrink the waveform selection to what the model can use (the Fix for "too long")."""

@@ -49,12 +49,14 @@ from app.engine.family import FamilyInfo, FamilyRunner, StepResult
 from app.engine.request import SynthRequest
 from app.engine.sequence import Sequence
 from app.errors import VoxDeskError
+from app.models.indextts.audio_in import FEATURE_RATE, MAX_SECONDS
 from app.models.indextts.beam import BeamState
 from app.models.indextts.decoder import RATE
 from app.models.indextts.gpt_step import GPTStep
 from app.models.indextts.models import IndexModels
 from app.models.indextts.pipeline import VOICE_RATE, Conditioning, Parts, parts_from
 from app.models.indextts.text import LANGUAGES, TextFrontend, language_id
+from app.voices.fit import ModelLimits
 
 log = logging.getLogger(__name__)
 # a voice from its audio alone; speed as the official duration factor (1 / speed); an emotion from a
@@ -129,6 +131,21 @@ class IndexRunner(GPTStep, FamilyRunner):
             if script.search(request.text):
                 return lang
         return "en"
+
+    def limits(self, max_positions: int) -> ModelLimits:
+        """The recording is three conditioning positions whatever its length, and the frontend splits
+        long text into segments that fit: only the official cut of the speaker clip (its first
+        MAX_SECONDS) limits what is used. The rest describes the model (w2v-BERT's 50 Hz speaker
+        features from 16 kHz audio, 25 codes a second, its text tokens) and decides nothing."""
+        return ModelLimits(
+            max_positions=max_positions,
+            encoder_rate=FEATURE_RATE,
+            encoder_samples_per_patch=FEATURE_RATE // 50,
+            output_patches_per_second=25.0,
+            count_tokens=self.frontend.count,
+            max_voice_seconds=MAX_SECONDS,
+            fixed_conditioning=True,
+        )
 
     @torch.inference_mode()
     def make_sequence(self, rid: int, request: SynthRequest, block_size: int) -> Sequence:
