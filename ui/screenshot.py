@@ -107,6 +107,32 @@ def speech_like(seconds: float, rate: int, seed: int) -> np.ndarray:
     return (0.6 * envelope * carrier).astype(np.float32)
 
 
+def add_voices(seconds: float = 4.0) -> dict:
+    """Ben and Anna in the library, each a few seconds of speech-like audio; by name."""
+    from app.voices.library import VoiceLibrary
+
+    library = VoiceLibrary()
+    return {name: library.create_from_samples(speech_like(seconds, 16000, seed), 16000, name)
+            for name, seed in (("Ben", 2), ("Anna", 1))}  # fmt: skip
+
+
+def open_window(model: Path, timeout_ms: int = 60_000):  # noqa: ANN201
+    """The real window on ``model`` (throw-away dialogs, audio captured), 1280×800, shown and
+    waited for until the model is loaded."""
+    from app.audio.player import CaptureSink
+    from ui.main_window import MainWindow
+    from ui.settings import Settings
+
+    settings = Settings()
+    settings.model_dir = model
+    window = MainWindow(settings=settings, sink=CaptureSink(), dialogs=_ThrowAway())
+    window.resize(1280, 800)
+    window.show()
+    window.start()
+    wait(window.client.host.loaded, timeout_ms)
+    return window
+
+
 def write_model(folder: Path) -> Path:
     from app.models.voxcpm.checkpoint import write_checkpoint
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ui.screenshot import render_languages, settle, speech_like, wait
+from ui.screenshot import add_voices, open_window, render_languages, settle
 
 SCRIPTS = {
     "en": (
@@ -35,18 +35,7 @@ SCRIPTS = {
 
 
 def _window(model: Path, language: str, settings_dir: Path):  # noqa: ANN202
-    from app.audio.player import CaptureSink
-    from ui.main_window import MainWindow
-    from ui.screenshot import _ThrowAway
-    from ui.settings import Settings
-
-    settings = Settings()
-    settings.model_dir = model
-    window = MainWindow(settings=settings, sink=CaptureSink(), dialogs=_ThrowAway())
-    window.resize(1280, 800)
-    window.show()
-    window.start()
-    wait(window.client.host.loaded, 120_000)
+    window = open_window(model, 120_000)
     window.script.voice.setCurrentIndex(window.script.voice.findData("Anna"))
     window.script.set_text(SCRIPTS[language])
     window.script.scriptChanged.emit()
@@ -59,7 +48,6 @@ def render(language: str, out_dir: Path, voxcpm: Path, work: Path) -> list[Path]
 
     from app.models.indextts.checkpoint import write_folder
     from app.paths import models_dir
-    from app.voices.library import VoiceLibrary
     from ui.i18n import install_translators, remove_translators
     from ui.main import create_app
     from ui.theme import apply_theme
@@ -68,9 +56,7 @@ def render(language: str, out_dir: Path, voxcpm: Path, work: Path) -> list[Path]
     app = create_app()
     apply_theme(app, "light")
     translators = install_translators(app, language)
-    library = VoiceLibrary()
-    for name, seed in (("Ben", 2), ("Anna", 1)):
-        library.create_from_samples(speech_like(4.0, 16000, seed), 16000, name)
+    add_voices()
     suffix = "_zh" if language == "zh_CN" else ""
     shots = [out_dir / f"emotion19_window{suffix}.png", out_dir / f"emotion19_ignored{suffix}.png"]
     window = _window(model, language, work)

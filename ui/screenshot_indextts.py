@@ -14,7 +14,7 @@ import tempfile
 from functools import partial
 from pathlib import Path
 
-from ui.screenshot import render_languages, settle, speech_like, until, wait
+from ui.screenshot import add_voices, open_window, render_languages, settle, until
 
 SCRIPTS = {
     "en": (
@@ -30,28 +30,15 @@ SLIDERS = {"happy": 35, "surprised": 25, "calm": 20}  # the script's emotion, in
 def render(language: str, out_dir: Path, _voxcpm: Path, _work: Path, model: Path) -> list[Path]:
     from PySide6.QtWidgets import QApplication
 
-    from app.audio.player import CaptureSink
-    from app.voices.library import VoiceLibrary
     from ui.i18n import install_translators, remove_translators
     from ui.main import create_app
-    from ui.main_window import MainWindow
-    from ui.screenshot import _ThrowAway
-    from ui.settings import Settings
     from ui.theme import apply_theme
 
     app = create_app()
     apply_theme(app, "light")
     translators = install_translators(app, language)
-    library = VoiceLibrary()
-    for name, seed in (("Ben", 2), ("Anna", 1)):
-        library.create_from_samples(speech_like(4.0, 16000, seed), 16000, name)
-    settings = Settings()
-    settings.model_dir = model
-    window = MainWindow(settings=settings, sink=CaptureSink(), dialogs=_ThrowAway())
-    window.resize(1280, 800)
-    window.show()
-    window.start()
-    wait(window.client.host.loaded, 120_000)
+    voices = add_voices()
+    window = open_window(model, 120_000)
     window.script.voice.setCurrentIndex(window.script.voice.findData("Anna"))
     emotion = window.script.settings.emotion
     emotion.source.setCurrentIndex(emotion.source.findData("vector"))
@@ -60,7 +47,7 @@ def render(language: str, out_dir: Path, _voxcpm: Path, _work: Path, model: Path
     emotion.weight.setValue(80)
     window.script.set_text(SCRIPTS[language])
     window.script.scriptChanged.emit()
-    window.voices.refresh(select_id=library.find("Anna").id)
+    window.voices.refresh(select_id=voices["Anna"].id)
     settle()
     window.speak()
     until(lambda: not window.session.busy(), 300_000)

@@ -363,12 +363,19 @@ class ModelManager(QDialog):
             return dl.hf_mirror(self.mirror.text())
         return dl.MODELSCOPE if kind == "ms" else dl.HUGGING_FACE
 
-    # --- actions ----------------------------------------------------------------------------
-    def start_download(self) -> None:
+    def _chosen_source(self) -> dl.Source | None:
+        """The chosen download source, or None after saying in the status line why it is unusable
+        (e.g. a malformed mirror address)."""
         try:
-            source = self._source()
+            return self._source()
         except Exception as exc:  # noqa: BLE001
             self.status.setText(report(exc))
+            return None
+
+    # --- actions ----------------------------------------------------------------------------
+    def start_download(self) -> None:
+        source = self._chosen_source()
+        if source is None:
             return
         model, dest = self.selected_model(), self.folder_of(self.selected_model())
 
@@ -383,20 +390,16 @@ class ModelManager(QDialog):
 
     def read_license(self) -> None:
         """Fetch the selected model's agreement (only its text files) and show it to accept."""
-        try:
-            source = self._source()
-        except Exception as exc:  # noqa: BLE001
-            self.status.setText(report(exc))
+        source = self._chosen_source()
+        if source is None:
             return
         model = self.selected_model()
         self._after_license(model, source, None, always=True)
 
     def add_extra(self) -> None:
         """Download the selected model's optional part into its installed folder."""
-        try:
-            source = self._source()
-        except Exception as exc:  # noqa: BLE001
-            self.status.setText(report(exc))
+        source = self._chosen_source()
+        if source is None:
             return
         model, dest = self.selected_model(), self.folder_of(self.selected_model())
         keys = tuple(e.key for e in model.extras)
@@ -413,10 +416,8 @@ class ModelManager(QDialog):
 
     def start_recognizer_download(self) -> None:
         """Download the speech recognizer into the models folder (the user pressed the button)."""
-        try:
-            source = self._source()
-        except Exception as exc:  # noqa: BLE001
-            self.status.setText(report(exc))
+        source = self._chosen_source()
+        if source is None:
             return
         model = asr_catalog.SENSEVOICE_SMALL
         self.gate.check(
