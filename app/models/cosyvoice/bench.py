@@ -161,8 +161,23 @@ PROMPT_TEXT = "希望你以后能够做的比我还好呦。"
 TEXT = "收到好友从远方寄来的生日礼物，那份意外的惊喜与深深的祝福让我心中充满了甜蜜的快乐。"
 
 
+def engine_text(folder: Path, text_ids: int) -> str:
+    """The shortest start of ``TEXT`` that the folder's tokenizer turns into ``text_ids`` ids or
+    more: the engine's requests then run as many LM steps as the official side's (20 a text id)."""
+    from app.models.cosyvoice.config import load_config
+    from app.models.cosyvoice.tokenizer import CosyTokenizer
+
+    family = load_config(next(folder.glob("cosyvoice*.yaml"))).family
+    tokenizer = CosyTokenizer(folder / QWEN_DIR, family)
+    text = TEXT * 8
+    for end in range(1, len(text) + 1):
+        if len(tokenizer.encode(text[:end])) >= text_ids:
+            return text[:end]
+    return text
+
+
 def bench_engine(
-    folder: Path, concurrency: list[int], device: str, dtype: str | None, text_chars: int
+    folder: Path, concurrency: list[int], device: str, dtype: str | None, text_ids: int
 ) -> dict:
     """N requests submitted together through the engine (needs CosyVoice's runner registered)."""
     from app.engine.config import EngineConfig
@@ -175,7 +190,7 @@ def bench_engine(
     engine = Engine(EngineConfig(str(folder), device=device, dtype=dtype, max_num_seqs=max(concurrency)))
     res: dict[str, Any] = {"ready_s": time.perf_counter() - t0, "runs": []}
     voice = VoicePrompt(prompt_audio=_prompt_wav(), prompt_text=PROMPT_TEXT, sample_rate=16000)
-    text = (TEXT * 8)[:text_chars]
+    text = engine_text(folder, text_ids)
     dev = torch.device(engine.device)
     for n in [1, *concurrency]:  # the first single run warms up
         reset_peak(dev)
@@ -193,10 +208,13 @@ def bench_engine(
         audio = sum(f.stats["audio_s"] for f in done)
         res["runs"].append({"concurrency": n, "wall_s": wall, "audio_s": audio,
                             "tokens": sum(f.n_patches for f in done),
+                            # per LM token of the longest request, the flow and vocoder inside
+                            "ms_per_step": 1e3 * wall / max(max(f.n_patches for f in done), 1),
                             "rtf_aggregate": wall / max(audio, 1e-9),
                             "first_audio_s_p50": float(np.median([f.stats["first_chunk_s"] for f in done])),
                             "peak_gb": peak_gb(dev)})  # fmt: skip
-        print(f"engine x{n}: {wall:.2f} s, {audio:.1f} s of audio", flush=True)  # the table comes at the end
+        print(f"engine x{n}: {wall:.2f} s, {audio:.1f} s of audio, first audio "
+              f"{res['runs'][-1]['first_audio_s_p50']:.3f} s", flush=True)  # the table comes at the end
     res["runs"] = res["runs"][1:]
     engine.shutdown()
     return res
@@ -268,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     if "engine" in sides:
         try:
             dtype = None if args.dtype == "float32" and device.type == "cuda" else args.dtype
-            res["engine"] = bench_engine(args.folder, conc, str(device), dtype, 4 * args.text_tokens)
+            res["engine"] = bench_engine(args.folder, conc, str(device), dtype, args.text_tokens)
         except Exception as exc:  # noqa: BLE001 - e.g. no CosyVoice runner yet
             res["engine"] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
     print(_table(res))
