@@ -22,6 +22,10 @@
 # VoxCPM2 real shapes, 1/16/64 concurrent, 100 patches, this tree (A) and commit abac047 (B, from
 # .oldtree.tar carried: `git archive abac047 -o .oldtree.tar`) alternated A B A B in fresh processes
 # (tools/bench_family_ab.py): family_*.json, family_ab.json and family_ab.md (the table) under $OUT.
+# firstaudio: the first engine step of 64 requests split into its phases, this tree (A) against abac047
+# (B, the same .oldtree.tar), A B A B in fresh processes (tools/first_step_probe.py): host time per
+# phase, the same with a sync after each phase, the step's device syncs and garbage collections, and
+# how many requests had audio after it; probe_*.json under $OUT/firstaudio.
 # cosyvoice: CosyVoice3 real shapes (app/models/cosyvoice/bench.py): the official CosyVoice3Model.tts()
 # loop against VoxDesk's LM (and its engine once the CosyVoice runner is in), GPU and 2 CPU cores.
 # indextts: IndexTTS-2.5 real shapes, random weights: the sections ixvs then ixparts (each can be asked for
@@ -44,7 +48,7 @@
 # Time limits (seconds) for a short device session: CV_GPU_S, CV_GRAPHS_S (0 skips the graphs check),
 # IX_GPU_S, IX_CPU_S; CV_NO_CPU=1 / IX_NO_CPU=1 skip the CosyVoice / IndexTTS CPU half.
 # Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [lora] [book] [train]
-#        [family] [cosyvoice] [indextts] [ixvs] [ixparts]
+#        [family] [firstaudio] [cosyvoice] [indextts] [ixvs] [ixparts]
 set -o pipefail
 OUT=${OUT:-/tmp/bench-out}
 RES=/tmp/bench-res
@@ -73,7 +77,7 @@ cpu_vs_official() {  # LABEL TIMEOUT INT8_ARGS BENCH_ARGS...: ours default, fp32
 }
 cat .whl/COMMIT 2>/dev/null
 nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv
-if want cpu2 || want main || want ablation || want serve || want mem || want lora || want book || want family; then
+if want cpu2 || want main || want ablation || want serve || want mem || want lora || want book || want family || want firstaudio; then
     t=$(date +%s); ckpt voxcpm2 /tmp/v2; echo "write v2 checkpoint: $(( $(date +%s) - t )) s"
 fi
 if want cpu; then
@@ -177,6 +181,12 @@ if want family; then  # this tree (A) against abac047 (B), alternated; about 4 x
     [ -n "$OLD" ] && timeout 560 python3 tools/bench_family_ab.py --model /tmp/v2 --old "$OLD" --device cuda \
         --concurrency 1,16,64 --steps 100 --rounds 2 --timeout 130 --extra-path /tmp/site --out "$OUT/family" \
         2>&1 | grep -v -E "it/s|Warning|warn\("
+fi
+if want firstaudio; then  # the 64-request first step of this tree (A) and abac047 (B) by phase; about 4 x 60 s
+    echo "== firstaudio: the first step of 64 requests by phase, this tree vs abac047, A B A B"
+    OLD=$(mktemp -d) && tar xf .oldtree.tar -C "$OLD" || { echo "firstaudio: no .oldtree.tar carried"; OLD=; }
+    [ -n "$OLD" ] && timeout 560 python3 tools/first_step_probe.py --model /tmp/v2 --old "$OLD" --device cuda \
+        --rounds 2 --timeout 130 --extra-path /tmp/site --out "$OUT/firstaudio" 2>&1 | grep -v -E "it/s|Warning|warn\("
 fi
 if want cosyvoice; then  # issue 18 §6: CosyVoice3 real shapes, the official tts() loop against VoxDesk
     # carried: .whl_official/ (sh tools/cosyvoice_device_wheels.sh) and official_cosyvoice/cosyvoice/
