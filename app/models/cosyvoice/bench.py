@@ -176,9 +176,7 @@ def engine_text(folder: Path, text_ids: int) -> str:
     return text
 
 
-def bench_engine(
-    folder: Path, concurrency: list[int], device: str, dtype: str | None, text_ids: int
-) -> dict:
+def bench_engine(folder: Path, concurrency: list[int], device: str, dtype: str | None, text_ids: int) -> dict:
     """N requests submitted together through the engine (needs CosyVoice's runner registered)."""
     from app.engine.config import EngineConfig
     from app.engine.engine import Engine
@@ -213,8 +211,11 @@ def bench_engine(
                             "rtf_aggregate": wall / max(audio, 1e-9),
                             "first_audio_s_p50": float(np.median([f.stats["first_chunk_s"] for f in done])),
                             "peak_gb": peak_gb(dev)})  # fmt: skip
-        print(f"engine x{n}: {wall:.2f} s, {audio:.1f} s of audio, first audio "
-              f"{res['runs'][-1]['first_audio_s_p50']:.3f} s", flush=True)  # the table comes at the end
+        print(
+            f"engine x{n}: {wall:.2f} s, {audio:.1f} s of audio, first audio "
+            f"{res['runs'][-1]['first_audio_s_p50']:.3f} s",
+            flush=True,
+        )  # the table comes at the end
     res["runs"] = res["runs"][1:]
     engine.shutdown()
     return res
