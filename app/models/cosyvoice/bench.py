@@ -176,12 +176,46 @@ def engine_text(folder: Path, text_ids: int) -> str:
     return text
 
 
-def bench_engine(folder: Path, concurrency: list[int], device: str, dtype: str | None, text_ids: int) -> dict:
-    """N requests submitted together through the engine (needs CosyVoice's runner registered)."""
-    from app.engine.config import EngineConfig
-    from app.engine.engine import Engine
+STREAM_UP_TO = 16  # the streaming runs (first audio): 1 and 16 requests, as the issue asks
+
+
+def _engine_run(engine: Any, n: int, text: str, voice: Any, stream: bool) -> dict[str, Any]:
+    """``n`` requests submitted together, stepped to their end: wall, audio, first audio."""
     from app.engine.events import RequestFailed, RequestFinished
     from app.engine.request import SynthRequest
+
+    dev = torch.device(engine.device)
+    reset_peak(dev)
+    start = time.perf_counter()
+    ids = {engine.submit(SynthRequest(text, voice=voice, seed=100 + i, stream=stream)) for i in range(n)}
+    done: list[RequestFinished] = []
+    while ids:
+        for ev in engine.step():
+            if isinstance(ev, RequestFailed):
+                raise RuntimeError(ev.message)
+            if isinstance(ev, RequestFinished):
+                ids.discard(ev.request_id)
+                done.append(ev)
+    wall = time.perf_counter() - start
+    audio = sum(f.stats["audio_s"] for f in done)
+    longest = max(max(f.n_patches for f in done), 1)
+    run = {"concurrency": n, "stream": stream, "wall_s": wall, "audio_s": audio,
+           "tokens": sum(f.n_patches for f in done),
+           "ms_per_step": 1e3 * wall / longest,  # per LM token of the longest request, flow + vocoder in
+           "rtf_aggregate": wall / max(audio, 1e-9),
+           "first_audio_s_p50": float(np.median([f.stats["first_chunk_s"] for f in done])),
+           "peak_gb": peak_gb(dev)}  # fmt: skip
+    print(f"engine x{n} {'stream' if stream else 'whole'}: {wall:.2f} s, {audio:.1f} s of audio, "
+          f"first audio {run['first_audio_s_p50']:.3f} s", flush=True)  # fmt: skip
+    return run
+
+
+def bench_engine(folder: Path, concurrency: list[int], device: str, dtype: str | None, text_ids: int) -> dict:
+    """N requests submitted together through the engine: not streaming (the official ``tts()``
+    default: RTF, like for like) at each concurrency, and streaming (first audio) at up to
+    :data:`STREAM_UP_TO` requests."""
+    from app.engine.config import EngineConfig
+    from app.engine.engine import Engine
     from app.models.voxcpm.prompt import VoicePrompt
 
     t0 = time.perf_counter()
@@ -189,34 +223,11 @@ def bench_engine(folder: Path, concurrency: list[int], device: str, dtype: str |
     res: dict[str, Any] = {"ready_s": time.perf_counter() - t0, "runs": []}
     voice = VoicePrompt(prompt_audio=_prompt_wav(), prompt_text=PROMPT_TEXT, sample_rate=16000)
     text = engine_text(folder, text_ids)
-    dev = torch.device(engine.device)
-    for n in [1, *concurrency]:  # the first single run warms up
-        reset_peak(dev)
-        start = time.perf_counter()
-        ids = {engine.submit(SynthRequest(text, voice=voice, seed=100 + i)) for i in range(n)}
-        done: list[RequestFinished] = []
-        while ids:
-            for ev in engine.step():
-                if isinstance(ev, RequestFailed):
-                    raise RuntimeError(ev.message)
-                if isinstance(ev, RequestFinished):
-                    ids.discard(ev.request_id)
-                    done.append(ev)
-        wall = time.perf_counter() - start
-        audio = sum(f.stats["audio_s"] for f in done)
-        res["runs"].append({"concurrency": n, "wall_s": wall, "audio_s": audio,
-                            "tokens": sum(f.n_patches for f in done),
-                            # per LM token of the longest request, the flow and vocoder inside
-                            "ms_per_step": 1e3 * wall / max(max(f.n_patches for f in done), 1),
-                            "rtf_aggregate": wall / max(audio, 1e-9),
-                            "first_audio_s_p50": float(np.median([f.stats["first_chunk_s"] for f in done])),
-                            "peak_gb": peak_gb(dev)})  # fmt: skip
-        print(
-            f"engine x{n}: {wall:.2f} s, {audio:.1f} s of audio, first audio "
-            f"{res['runs'][-1]['first_audio_s_p50']:.3f} s",
-            flush=True,
-        )  # the table comes at the end
-    res["runs"] = res["runs"][1:]
+    _engine_run(engine, 1, text, voice, stream=True)  # warm-up
+    for n in concurrency:
+        res["runs"].append(_engine_run(engine, n, text, voice, stream=False))
+        if n <= STREAM_UP_TO:
+            res["runs"].append(_engine_run(engine, n, text, voice, stream=True))
     engine.shutdown()
     return res
 
@@ -232,9 +243,11 @@ def _table(res: dict[str, Any]) -> str:
     for side in ("official", "lm", "engine"):
         for r in res.get(side, {}).get("runs", []):
             per = r.get("ms_per_step")
-            lines.append(f"{side:8} x{r['concurrency']:<3} wall {r['wall_s']:.2f} s  tokens {r['tokens']}"
+            mode = {True: " stream", False: " whole "}.get(r.get("stream"), "")
+            lines.append(f"{side:8} x{r['concurrency']:<3}{mode} wall {r['wall_s']:.2f} s  tok {r['tokens']}"
                          + (f"  {per:.1f} ms/step" if per else "")
                          + (f"  RTF {r['rtf_aggregate']:.3f}" if "rtf_aggregate" in r else "")
+                         + (f"  first audio {r['first_audio_s_p50']:.3f} s" if r.get("stream") else "")
                          + (f"  peak {r['peak_gb']:.2f} GB" if r.get("peak_gb") else ""))  # fmt: skip
         if res.get(side, {}).get("error"):
             lines.append(f"{side:8} {res[side]['error']}")
