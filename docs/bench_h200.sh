@@ -234,7 +234,7 @@ if want indextts || want ixvs; then  # issue 19 section 5: whole requests agains
     taskset -cp 0-11 $$ > /dev/null
     echo "== indextts gpu: official loop + accel (serial) vs VoxDesk at 1/16/64, memory at 1/4, 200 codes"
     ixvs "${IX_GPU_S:-270}" --device cuda --concurrency 1,16,64 --mem-concurrency 1,4 --codes 120 --official-requests 1 \
-        --official-timeout 90 --json "$RES/ix_vs_official.json"
+        --official-timeout 200 --json "$RES/ix_vs_official.json"
     [ -n "$IXCPU_PID" ] && { echo "waiting for the indextts cpu section"; wait $IXCPU_PID; cat "$OUT/ix_cpu.log"; }
 fi
 if want indextts || want ixparts; then
