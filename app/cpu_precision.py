@@ -13,12 +13,17 @@ Nothing here depends on a model family: the CLI, the server, the self-test and t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from app.errors import VoxDeskError
 
+# "1": decide as on a processor without native bf16, whatever this one has. The test suite sets it
+# (tests/conftest.py) so that its fp32 equalities hold on every CI machine; a user names a
+# precision in Settings or with --dtype instead.
+NO_NATIVE_BF16 = "VOXDESK_NO_NATIVE_BF16"
 AUTO = "auto"
 CHOICES = (AUTO, "float32", "bfloat16", "int8")  # what a user may name
 SHORT = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
@@ -38,8 +43,12 @@ def cpu_capabilities() -> Mapping[str, object]:
 
 def native_bf16(caps: Mapping[str, object] | None = None) -> str | None:
     """The instructions that give this CPU native bf16 matrix products ("AMX", "AVX512-BF16"),
-    or None when bf16 would be emulated. AMX is named first: oneDNN prefers its tiles."""
-    caps = cpu_capabilities() if caps is None else caps
+    or None when bf16 would be emulated. AMX is named first: oneDNN prefers its tiles.
+    Without ``caps``, this processor's, unless :data:`NO_NATIVE_BF16` is set."""
+    if caps is None:
+        if os.environ.get(NO_NATIVE_BF16) == "1":
+            return None
+        caps = cpu_capabilities()
     if caps.get("amx_bf16") or caps.get("amx_tile"):
         return "AMX"
     if caps.get("avx512_bf16"):

@@ -77,11 +77,23 @@ def test_capabilities_are_read_the_way_torch_dispatch_sees_them(monkeypatch):
     assert native_bf16(read()) == "AVX512-BF16"
 
 
+def test_no_native_bf16_variable_decides_as_without_it(monkeypatch):
+    """VOXDESK_NO_NATIVE_BF16=1: the automatic choice is fp32 whatever the processor has (the
+    suite sets it); capabilities given explicitly still decide."""
+    monkeypatch.setattr(cpu_precision, "cpu_capabilities", lambda: AMX)
+    monkeypatch.setenv(cpu_precision.NO_NATIVE_BF16, "1")
+    assert native_bf16() is None and decide().describe() == "fp32: no native bf16 on this CPU"
+    assert decide("auto", AMX).dtype == "bfloat16"
+    monkeypatch.setenv(cpu_precision.NO_NATIVE_BF16, "0")
+    assert native_bf16() == "AMX" and decide().dtype == "bfloat16"
+
+
 def test_engine_loads_the_precision_the_processor_gets(tiny_v2, monkeypatch):
     """With AMX reported, the default engine runs bf16; fp32 named, fp32; and the precision and
     its reason ride on the engine for the status bar, /health and the self-test."""
     from app.engine import Engine, EngineConfig
 
+    monkeypatch.delenv(cpu_precision.NO_NATIVE_BF16)  # the processor decides (tests/conftest.py sets it)
     monkeypatch.setattr(cpu_precision, "cpu_capabilities", lambda: AMX)
     engine = Engine(EngineConfig(str(tiny_v2), device="cpu", max_num_seqs=1, max_model_len=64))
     assert engine.runner.model.base_lm.embed_tokens.weight.dtype == torch.bfloat16
@@ -99,6 +111,7 @@ def test_engine_loads_the_precision_the_processor_gets(tiny_v2, monkeypatch):
 def test_cli_dtype_reaches_the_model_and_info_names_the_choice(tiny_v2, tmp_path, capsys, monkeypatch):
     from app.cli import main
 
+    monkeypatch.delenv(cpu_precision.NO_NATIVE_BF16)
     monkeypatch.setattr(cpu_precision, "cpu_capabilities", lambda: AVX512_BF16)
     assert main(["info", "--model", str(tiny_v2)]) == 0
     out = capsys.readouterr().out
