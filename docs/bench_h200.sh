@@ -208,7 +208,7 @@ if want cosyvoice; then  # issue 18 §6: CosyVoice3 real shapes, the official tt
     taskset -cp 0-11 $$ > /dev/null
     echo "== cosyvoice gpu: cosyvoice3-0.5b, official tts() at 1 (it serves one at a time), VoxDesk at 1/16/64"
     timeout "${CV_GPU_S:-170}" bash -c 'cv "$@"' _ --folder /tmp/cv05 --device cuda --concurrency 1,16,64 \
-        --official-concurrency 1 --text-tokens 3 --official official_cosyvoice --json "$RES/cosyvoice_gpu.json"
+        --official-concurrency 1 --text-tokens 5 --official official_cosyvoice --json "$RES/cosyvoice_gpu.json"
     if [ "${CV_GRAPHS_S:-60}" != 0 ]; then
         echo "== cosyvoice graphs: the graphed LM step against the eager one, real shapes"
         PYTHONPATH=$CVPATH timeout "${CV_GRAPHS_S:-60}" python3 tools/cosyvoice_graphs_check.py --model /tmp/cv05 \

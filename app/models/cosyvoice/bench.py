@@ -159,21 +159,31 @@ def _prompt_wav(seconds: float = 3.0, rate: int = 16000) -> np.ndarray:
 
 PROMPT_TEXT = "希望你以后能够做的比我还好呦。"
 TEXT = "收到好友从远方寄来的生日礼物，那份意外的惊喜与深深的祝福让我心中充满了甜蜜的快乐。"
+TEXT_EN = "A birthday gift from a friend far away filled my heart with sweet happiness."
 
 
 def engine_text(folder: Path, text_ids: int) -> str:
-    """The shortest start of ``TEXT`` that the folder's tokenizer turns into ``text_ids`` ids or
-    more: the engine's requests then run as many LM steps as the official side's (20 a text id)."""
+    """A start of ``TEXT`` (or ``TEXT_EN``) whose spoken piece, normalized as the runner normalizes
+    it (zero-shot, :func:`.text.request_texts`: the normalizer may add a full stop), is exactly
+    ``text_ids`` ids (else the fewest above): the engine's requests then run as many LM steps as
+    the official side's (20 a text id)."""
     from app.models.cosyvoice.config import load_config
+    from app.models.cosyvoice.text import request_texts
     from app.models.cosyvoice.tokenizer import CosyTokenizer
 
     family = load_config(next(folder.glob("cosyvoice*.yaml"))).family
-    tokenizer = CosyTokenizer(folder / QWEN_DIR, family)
-    text = TEXT * 8
-    for end in range(1, len(text) + 1):
-        if len(tokenizer.encode(text[:end])) >= text_ids:
-            return text[:end]
-    return text
+    encode = CosyTokenizer(folder / QWEN_DIR, family).encode
+    best: tuple[int, str] | None = None
+    for source in (TEXT * 8, TEXT_EN * 8):  # a byte-level vocabulary may need letters to hit it
+        for end in range(1, len(source) + 1):
+            pieces, _ = request_texts(family, "zero_shot", source[:end], PROMPT_TEXT, encode=encode)
+            n = len(encode(pieces[0])) if pieces else 0
+            if n == text_ids:
+                return source[:end]
+            if n > text_ids:
+                best = min(best or (n, source[:end]), (n, source[:end]))
+                break
+    return best[1] if best else TEXT
 
 
 STREAM_UP_TO = 16  # the streaming runs (first audio): 1 and 16 requests, as the issue asks
