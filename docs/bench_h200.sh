@@ -46,6 +46,7 @@
 # ixparts: the GPT's 3 beams per request through the engine, eager against CUDA graphs (and whether both
 # give the same codes), the GPT step alone, and the S2Mel solve against the official CFM.
 # Time limits (seconds) for a short device session: CV_GPU_S, CV_GRAPHS_S (0 skips the graphs check),
+# CV_PROBE_S (0 skips tools/cosyvoice_stream_probe.py),
 # IX_GPU_S, IX_CPU_S; CV_NO_CPU=1 / IX_NO_CPU=1 skip the CosyVoice / IndexTTS CPU half.
 # Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [lora] [book] [train]
 #        [family] [firstaudio] [cosyvoice] [indextts] [ixvs] [ixparts]
@@ -213,6 +214,11 @@ if want cosyvoice; then  # issue 18 §6: CosyVoice3 real shapes, the official tt
         echo "== cosyvoice graphs: the graphed LM step against the eager one, real shapes"
         PYTHONPATH=$CVPATH timeout "${CV_GRAPHS_S:-60}" python3 tools/cosyvoice_graphs_check.py --model /tmp/cv05 \
             --device cuda --concurrency 1,16,64 --json "$RES/cv_graphs.json" 2>&1 | grep --line-buffered -v -E "Warning|warn\("
+    fi
+    if [ "${CV_PROBE_S:-90}" != 0 ]; then  # where the first streamed chunk's time and memory go
+        echo "== cosyvoice stream probe: each flow and vocoder call, whole against streaming, ours and official"
+        PYTHONPATH=$CVPATH timeout "${CV_PROBE_S:-90}" python3 tools/cosyvoice_stream_probe.py --folder /tmp/cv05 \
+            --tokens 100 --device cuda --official official_cosyvoice 2>&1 | grep --line-buffered -v -E "Warning|warn\("
     fi
     [ -n "$CVCPU_PID" ] && { echo "waiting for the cosyvoice cpu section"; wait $CVCPU_PID; cat "$OUT/cosyvoice_cpu.log"; }
 fi
