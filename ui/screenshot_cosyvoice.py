@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ui.screenshot import SCRIPTS, render_languages, settle, speech_like, until, wait
+from ui.screenshot import SCRIPTS, open_window, render_languages, settle, speech_like, until
 
 INSTRUCTIONS = {"en": "Please say a sentence in a very soft voice.", "zh_CN": "请非常开心地说一句话。"}
 
@@ -20,15 +20,11 @@ INSTRUCTIONS = {"en": "Please say a sentence in a very soft voice.", "zh_CN": "�
 def render(language: str, out_dir: Path, _voxcpm: Path, _work: Path) -> list[Path]:
     from PySide6.QtWidgets import QApplication
 
-    from app.audio.player import CaptureSink
     from app.models.cosyvoice.checkpoint import write_checkpoint
     from app.paths import models_dir
     from app.voices.library import VoiceLibrary
     from ui.i18n import install_translators, remove_translators
     from ui.main import create_app
-    from ui.main_window import MainWindow
-    from ui.screenshot import _ThrowAway
-    from ui.settings import Settings
     from ui.theme import apply_theme
     from ui.views.model_manager import ModelManager
 
@@ -41,13 +37,7 @@ def render(language: str, out_dir: Path, _voxcpm: Path, _work: Path) -> list[Pat
     for name, seed in (("Ben", 2), ("Anna", 1)):
         voice = library.create_from_samples(speech_like(4.0, 16000, seed), 16000, name)
         library.set_transcript(voice, transcript if name == "Anna" else "")
-    settings = Settings()
-    settings.model_dir = model
-    window = MainWindow(settings=settings, sink=CaptureSink(), dialogs=_ThrowAway())
-    window.resize(1280, 800)
-    window.show()
-    window.start()
-    wait(window.client.host.loaded, 60_000)
+    window = open_window(model)
     window.script.voice.setCurrentIndex(window.script.voice.findData("Anna"))
     window.script.settings.instruction.setEditText(INSTRUCTIONS[language])
     window.script.set_text(text)
@@ -62,7 +52,7 @@ def render(language: str, out_dir: Path, _voxcpm: Path, _work: Path) -> list[Pat
     shots = [out_dir / f"cosy18_window{suffix}.png", out_dir / f"cosy18_models{suffix}.png"]
     window.grab().save(str(shots[0]))
     loaded = (window.model.folder, window.model.name)
-    manager = ModelManager(settings, window.dialogs, parent=window, loaded=loaded)
+    manager = ModelManager(window.settings, window.dialogs, parent=window, loaded=loaded)
     manager.models.setCurrentRow(3)  # Fun-CosyVoice3
     manager.show()
     settle()

@@ -10,21 +10,17 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ui.screenshot import SCRIPTS, render_languages, settle, speech_like, wait
+from ui.screenshot import SCRIPTS, open_window, render_languages, settle, speech_like
 
 
 def render(language: str, out_dir: Path, model: Path, work: Path) -> list[Path]:
     from PySide6.QtWidgets import QApplication, QScrollArea
 
-    from app.audio.player import CaptureSink
     from app.models.voxcpm.config import load_config
     from app.models.voxcpm.lora import LoRAConfig, write_random_lora
     from app.voices.library import VoiceLibrary
     from ui.i18n import install_translators, remove_translators
     from ui.main import create_app
-    from ui.main_window import MainWindow
-    from ui.screenshot import _ThrowAway
-    from ui.settings import Settings
     from ui.theme import apply_theme
 
     app = create_app()
@@ -39,13 +35,7 @@ def render(language: str, out_dir: Path, model: Path, work: Path) -> list[Path]:
         work / "anna-lora" / "step_0002000", load_config(model), LoRAConfig(r=32, alpha=32)
     )
     library.attach_lora("Anna", lora, model)
-    settings = Settings()
-    settings.model_dir = model
-    window = MainWindow(settings=settings, sink=CaptureSink(), dialogs=_ThrowAway())
-    window.resize(1280, 800)
-    window.show()
-    window.start()
-    wait(window.client.host.loaded, 30_000)
+    window = open_window(model, 30_000)
     window.script.set_text(text)
     window.script.scriptChanged.emit()
     window.voices.refresh(select_id=library.find("Anna").id)
