@@ -27,7 +27,9 @@
 # phase, the same with a sync after each phase, the step's device syncs and garbage collections, and
 # how many requests had audio after it; probe_*.json under $OUT/firstaudio.
 # cosyvoice: CosyVoice3 real shapes (app/models/cosyvoice/bench.py): the official CosyVoice3Model.tts()
-# loop against VoxDesk's LM (and its engine once the CosyVoice runner is in), GPU and 2 CPU cores.
+# loop against VoxDesk's LM and engine, GPU and 2 CPU cores; the graphs checks (real shapes: tokens; the
+# tiny preset: tokens and audio within 1e-3), the stream probe and the engine trace (where a streamed
+# request's first audio goes, step by step, fp32 then bf16).
 # indextts: IndexTTS-2.5 real shapes, random weights: the sections ixvs then ixparts (each can be asked for
 # alone). Carry .whl/ (ours: tiktoken etc.), .whl_ixofficial/ (sh tools/indextts_device_wheels.sh: the
 # official side's pinned transformers 4.52.1, librosa, ...) and official_indextts/indextts/ (mkdir
@@ -45,7 +47,7 @@
 # call stays under 10 minutes; ixparts (about 5 more) needs a call of its own.
 # ixparts: the GPT's 3 beams per request through the engine, eager against CUDA graphs (and whether both
 # give the same codes), the GPT step alone, and the S2Mel solve against the official CFM.
-# Time limits (seconds) for a short device session: CV_GPU_S, CV_GRAPHS_S (0 skips the graphs check),
+# Time limits (seconds) for a short device session: CV_GPU_S, CV_GRAPHS_S (0 skips the graphs checks),
 # CV_PROBE_S (0 skips tools/cosyvoice_stream_probe.py),
 # IX_GPU_S, IX_CPU_S; CV_NO_CPU=1 / IX_NO_CPU=1 skip the CosyVoice / IndexTTS CPU half.
 # Usage: bash docs/bench_h200.sh [cpu] [cpu2] [tests] [main] [ablation] [v15] [mem] [serve] [lora] [book] [train]
@@ -210,16 +212,25 @@ if want cosyvoice; then  # issue 18 §6: CosyVoice3 real shapes, the official tt
     echo "== cosyvoice gpu: cosyvoice3-0.5b, official tts() at 1 (it serves one at a time), VoxDesk at 1/16/64"
     timeout "${CV_GPU_S:-170}" bash -c 'cv "$@"' _ --folder /tmp/cv05 --device cuda --concurrency 1,16,64 \
         --official-concurrency 1 --text-tokens 5 --official official_cosyvoice --json "$RES/cosyvoice_gpu.json"
-    if [ "${CV_GRAPHS_S:-60}" != 0 ]; then
-        echo "== cosyvoice graphs: the graphed LM step against the eager one, real shapes"
-        PYTHONPATH=$CVPATH timeout "${CV_GRAPHS_S:-60}" python3 tools/cosyvoice_graphs_check.py --model /tmp/cv05 \
-            --device cuda --concurrency 1,16,64 --json "$RES/cv_graphs.json" 2>&1 | grep --line-buffered -v -E "Warning|warn\("
+    if [ "${CV_GRAPHS_S:-90}" != 0 ]; then
+        echo "== cosyvoice graphs: the graphed engine (LM step, DiT per shape) against the eager one, real shapes then tiny"
+        PYTHONPATH=$CVPATH timeout "${CV_GRAPHS_S:-90}" python3 tools/cosyvoice_graphs_check.py --model /tmp/cv05 \
+            --device cuda --concurrency 1,16 --text "收到好友" --json "$RES/cv_graphs.json" 2>&1 \
+            | grep --line-buffered -v -E "Warning|warn\("
+        PYTHONPATH=$CVPATH timeout 60 python3 tools/cosyvoice_graphs_check.py --preset cosyvoice3-tiny \
+            --device cuda --concurrency 1,16 --audio-tol 1e-3 --json "$RES/cv_graphs_tiny.json" 2>&1 \
+            | grep --line-buffered -v -E "Warning|warn\("
     fi
     if [ "${CV_PROBE_S:-90}" != 0 ]; then  # where the first streamed chunk's time and memory go
         echo "== cosyvoice stream probe: each flow and vocoder call, whole against streaming, ours and official"
         PYTHONPATH=$CVPATH timeout "${CV_PROBE_S:-90}" python3 tools/cosyvoice_stream_probe.py --folder /tmp/cv05 \
             --tokens 100 --device cuda --official official_cosyvoice 2>&1 | grep --line-buffered -v -E "Warning|warn\("
     fi
+    echo "== cosyvoice engine trace: one streamed request, then 16, step by step (fp32, then bf16 LM and flow)"
+    for dt in float32 bfloat16; do
+        PYTHONPATH=$CVPATH timeout 90 python3 tools/cosyvoice_engine_trace.py --folder /tmp/cv05 --device cuda \
+            --dtype $dt --requests 16 2>&1 | grep --line-buffered -v -E "Warning|warn\("
+    done
     [ -n "$CVCPU_PID" ] && { echo "waiting for the cosyvoice cpu section"; wait $CVCPU_PID; cat "$OUT/cosyvoice_cpu.log"; }
 fi
 [ -n "$CPU_PID" ] && { echo "waiting for the cpu section"; wait $CPU_PID; cat "$OUT/cpu.log"; }

@@ -63,15 +63,48 @@ class TimestepEmbedding(nn.Module):
 class CausalConvPositionEmbedding(nn.Module):
     def __init__(self, dim: int) -> None:
         super().__init__()
+        # Sequential(Conv1d, Mish): the official module layout, so flow.pt's keys load as they are
         self.conv1 = nn.Sequential(nn.Conv1d(dim, dim, POS_KERNEL, groups=POS_GROUPS), nn.Mish())
         self.conv2 = nn.Sequential(nn.Conv1d(dim, dim, POS_KERNEL, groups=POS_GROUPS), nn.Mish())
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``x`` [B, T, D] -> [B, T, D]; frame ``i`` sees frames ``i-60 .. i`` only."""
         h = x.transpose(1, 2)
-        h = self.conv1(F.pad(h, (POS_KERNEL - 1, 0)))
-        h = self.conv2(F.pad(h, (POS_KERNEL - 1, 0)))
+        for conv, act in (self.conv1, self.conv2):
+            h = act(grouped_conv(conv, F.pad(h, (POS_KERNEL - 1, 0))))
         return h.transpose(1, 2)
+
+
+TAPS_MAX_FRAMES = 8192  # rows x frames up to which CUDA runs the position convolution as taps
+
+
+def grouped_conv(conv: nn.Conv1d, x: torch.Tensor) -> torch.Tensor:
+    """``conv(x)`` for the position convolution, ``x`` [B, D, T + 30] already padded.
+
+    On CUDA, for up to :data:`TAPS_MAX_FRAMES` output frames, as one batched matmul per kernel
+    tap, summed. cuDNN's heuristics pick an FFT algorithm for this grouped 31-wide convolution
+    at small batches of 100 to 210 frames (a streamed request's first chunk): 55 ms and a
+    16.6 GiB workspace per call on an H100, against 2 ms as taps (docs/benchmarks.md, "The first
+    streamed chunk"). Larger problems keep cuDNN, whose choice there was sound (0.5-5 ms).
+    """
+    frames = x.shape[2] - conv.kernel_size[0] + 1
+    if x.is_cuda and x.shape[0] * frames <= TAPS_MAX_FRAMES:
+        return conv_taps(conv, x)
+    return conv(x)
+
+
+def conv_taps(conv: nn.Conv1d, x: torch.Tensor) -> torch.Tensor:
+    """``conv(x)`` (no padding, stride 1, grouped) as a sum over the kernel's taps of batched
+    matmuls: ``[G, out, in] @ [G, in, B * T]`` shifted by the tap."""
+    b, d, width = x.shape
+    k, g = conv.kernel_size[0], conv.groups
+    frames = width - k + 1
+    w = conv.weight.view(g, d // g, d // g, k)  # [G, out, in, K]
+    xg = x.view(b, g, d // g, width).permute(1, 2, 0, 3).reshape(g, d // g, b * width)
+    out = torch.zeros(g, d // g, b, frames, device=x.device, dtype=x.dtype)
+    for tap in range(k):
+        out += torch.bmm(w[..., tap], xg).view(g, d // g, b, width)[..., tap : tap + frames]
+    return out.permute(2, 0, 1, 3).reshape(b, d, frames) + conv.bias[:, None]
 
 
 class InputEmbedding(nn.Module):

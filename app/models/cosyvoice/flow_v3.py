@@ -27,6 +27,7 @@ from app.errors import VoxDeskError
 from app.models.cosyvoice import cfm
 from app.models.cosyvoice.config import CosyVoiceConfig, Tag
 from app.models.cosyvoice.dit import DiT
+from app.models.cosyvoice.flow_graphs import GraphedEstimator
 
 ESTIMATOR = "estimator."
 ESTIMATOR_FILE = "decoder.estimator."  # flow.pt's name for the DiT: the official CFM object holds it
@@ -86,6 +87,7 @@ class FlowV3(nn.Module):
         self.pre_lookahead_layer = PreLookaheadLayer(mel_dim, lookahead_channels, lookahead)
         self.estimator = estimator
         self.register_buffer("noise", cfm.noise_table(), persistent=False)
+        self.graphed: GraphedEstimator | None = None  # set on CUDA by the runner (flow_graphs.py)
 
     @classmethod
     def from_config(cls, config: CosyVoiceConfig) -> FlowV3:
@@ -188,7 +190,8 @@ class FlowV3(nn.Module):
         noise = self.noise[:, :, :length].expand(b, -1, -1)
         mu, cond = h.transpose(1, 2), cond.transpose(1, 2)
         steps, rate = self.n_timesteps, self.cfg_rate
-        mel = cfm.solve(self.estimator, noise, mu, mask, spks, cond, steps, rate, streaming=streaming)
+        estimator = self.graphed or self.estimator
+        mel = cfm.solve(estimator, noise, mu, mask, spks, cond, steps, rate, streaming=streaming)
 
         out_len = (frames - feat_len).clamp(min=0)
         out_pos = torch.arange(int(out_len.max()), device=device).unsqueeze(0)

@@ -39,6 +39,7 @@ from app.engine.voice import VoicePrompt
 from app.errors import VoxDeskError
 from app.models.cosyvoice import stream as cvstream
 from app.models.cosyvoice.config import load_config
+from app.models.cosyvoice.flow_graphs import GraphedEstimator
 from app.models.cosyvoice.flow_v2 import FlowV2
 from app.models.cosyvoice.flow_v3 import FlowV3
 from app.models.cosyvoice.frontend import Frontend
@@ -204,6 +205,13 @@ class CosyVoiceRunner(LMStep, FamilyRunner):
             return []
         return st.spoken + (st.stream.tokens if st.stream is not None else [])
 
+    def capture_graphs(self, config: EngineConfig) -> None:
+        """The LM step's graphs now; CosyVoice3's DiT gets its per-shape graphs as shapes come
+        (:mod:`.flow_graphs`). CosyVoice2's flow stays eager: its graphs were never measured."""
+        super().capture_graphs(config)
+        if isinstance(self.flow, FlowV3):
+            self.flow.graphed = GraphedEstimator(self.flow.estimator)
+
     def start(self, seqs: list[Sequence]) -> None:
         """Nothing to set up here: a request's stream is made with its sequence and per piece."""
 
@@ -315,6 +323,17 @@ class CosyVoiceRunner(LMStep, FamilyRunner):
 _EMPTY = np.zeros(0, np.float32)
 
 
+def flow_dtype(family: str, device: torch.device, lm_dtype: torch.dtype) -> torch.dtype:
+    """CosyVoice3's flow on a GPU runs in the LM's half precision when one was chosen, as the
+    official ``fp16`` mode halves the LM and the flow but not the vocoder: the first streamed
+    chunk's ten DiT passes are then bound by half-precision, not float32, GEMMs
+    (docs/benchmarks.md). Float32 otherwise: CosyVoice2's flow in half was never measured, and
+    on the CPU half precision is VoxDesk's automatic choice for the LM, not the user's."""
+    if family == "cosyvoice3" and device.type == "cuda" and lm_dtype in (torch.float16, torch.bfloat16):
+        return lm_dtype
+    return torch.float32
+
+
 def load(
     config: EngineConfig,
     device: torch.device,
@@ -322,8 +341,8 @@ def load(
     progress: Callable[[float, str], None],
 ) -> CosyVoiceRunner:
     """The family's factory (app/models/__init__.py): the folder checked, the yaml read as
-    data, the weights loaded with ``weights_only``. The LM runs in ``dtype`` (float32 when None);
-    the flow and the vocoder stay float32."""
+    data, the weights loaded with ``weights_only``. The LM runs in ``dtype`` (float32 when None),
+    the flow as :func:`flow_dtype` says, the vocoder in float32."""
     folder = check_folder(config.model_dir)
     cfg = load_config(folder.yaml)
     progress(0.1, "Loading the language model")
@@ -342,7 +361,7 @@ def load(
     progress(0.6, "Loading text normalization")
     prepare_text()
     lm = lm.to(device=device, dtype=lm_dtype).eval()
-    flow = flow.to(device).eval()
+    flow = flow.to(device=device, dtype=flow_dtype(folder.family, device, lm_dtype)).eval()
     hift = hift.to(device).eval()
     params = SamplingParams.from_config(cfg)
     return CosyVoiceRunner(config, folder.family, lm, flow, hift, frontend, tokenizer, params, device)
