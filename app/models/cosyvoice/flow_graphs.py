@@ -23,8 +23,12 @@ from typing import Any
 import torch
 from torch import nn
 
+from app.models.cosyvoice.dit import TAPS_MAX_FRAMES
+
 FRAME_STEP = 64
-MAX_FRAMES = 8192  # rows x frames of the largest graphed bucket (one request: 4096 frames, 82 s)
+# rows x frames of the largest graphed bucket (one request: 4096 frames, 82 s): every graphed pass
+# runs the position convolution as taps, so no graph captures cuDNN's FFT choice and its workspace
+MAX_FRAMES = TAPS_MAX_FRAMES
 NAMES = ("x", "mask", "mu", "t", "spks", "cond")
 
 
@@ -76,23 +80,16 @@ class GraphedEstimator:
         self._graphs: dict[tuple[int, int, bool], _Graph] = {}
         self._pool: Any = None
 
-    def __call__(
-        self,
-        x: torch.Tensor,
-        mask: torch.Tensor,
-        mu: torch.Tensor,
-        t: torch.Tensor,
-        spks: torch.Tensor,
-        cond: torch.Tensor,
-        streaming: bool = False,
-    ) -> torch.Tensor:
+    def __call__(self, *inputs: torch.Tensor, streaming: bool = False) -> torch.Tensor:
+        """``inputs`` as :class:`app.models.cosyvoice.cfm.Estimator` takes them (:data:`NAMES`)."""
+        x = inputs[0]
         rows, _, frames = x.shape
         size = bucket(rows, frames) if x.is_cuda else None
         if size is None:
-            return self.estimator(x, mask, mu, t, spks, cond, streaming=streaming)
+            return self.estimator(*inputs, streaming=streaming)
         key = (*size, streaming)
         entry = self._graphs.get(key) or self._capture(key, x)
-        fill(entry.inputs, (x, mask, mu, t, spks, cond))
+        fill(entry.inputs, inputs)
         entry.graph.replay()
         return entry.out[:rows, :, :frames]
 
