@@ -4,6 +4,7 @@ and the security rules: loopback by default, a key off loopback, body bounds, no
 from __future__ import annotations
 
 import base64
+import socket
 import threading
 
 import httpx
@@ -14,6 +15,7 @@ from server_fixtures import FIXED, StepGate, api_model, live, start_live  # noqa
 from app.cli import main
 from app.errors import VoxDeskError
 from app.server.app import ServerConfig, ServerState
+from app.server.guard import MAX_BODY_BYTES
 from app.server.run import check_address, start_in_thread
 from app.voices.library import VoiceLibrary
 
@@ -101,6 +103,50 @@ def test_413_oversized_bodies(live, tmp_path):  # noqa: F811
     upload = {"audio_sample": ("big.wav", b"\0" * (10 * 1024 * 1024 + 100), "audio/wav")}
     _error(httpx.post(live.url + "/v1/audio/voices", files=upload, data={"name": "Big"}), 413)
     assert live.library.list() == []
+    _still_serving(live.url)
+
+
+def _speech_head(host: str) -> bytes:
+    return b"POST /v1/audio/speech HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n" % host.encode()
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
+def test_413_reaches_a_client_that_sends_its_whole_body(live, chunked):  # noqa: F811
+    """Closing a socket with unread data resets the connection, and a reset can drop the 413
+    before the client reads it (CI lost one that way): the server reads the refused body to its
+    end, within bounds, so the client finishes sending and reads the answer to a clean end."""
+    host, port = live.url.removeprefix("http://").rsplit(":", 1)
+    body = b" " * (MAX_BODY_BYTES + 1024 * 1024)
+    if chunked:
+        framing = b"Transfer-Encoding: chunked\r\n"
+        step = 1024 * 1024
+        payload = b"".join(b"%x\r\n%s\r\n" % (len(body[i : i + step]), body[i : i + step])
+                           for i in range(0, len(body), step)) + b"0\r\n\r\n"  # fmt: skip
+    else:
+        framing, payload = b"Content-Length: %d\r\n" % len(body), body
+    head = _speech_head(host)
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(head + framing + b"\r\n")
+        sock.sendall(payload)  # a reset here is the fault
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    status_line, _, rest = answer.partition(b"\r\n")
+    assert status_line.split()[1] == b"413", answer[:200]
+    assert b"too_large" in rest.partition(b"\r\n\r\n")[2]
+    _still_serving(live.url)
+
+
+def test_413_before_the_body_to_a_client_that_waits_for_100_continue(live):  # noqa: F811
+    host, port = live.url.removeprefix("http://").rsplit(":", 1)
+    expect = b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % (2 * MAX_BODY_BYTES)
+    head = _speech_head(host) + expect
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(head)
+        answer = b""
+        while chunk := sock.recv(65536):  # no body sent: the answer must come without it
+            answer += chunk
+    assert answer.split(b"\r\n", 1)[0].split()[1] == b"413", answer[:200]
     _still_serving(live.url)
 
 

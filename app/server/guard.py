@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 16 * 1024 * 1024  # a speech request with a 10 MB ref_audio in base64
 _TOO_LARGE = "The request body is larger than 16 MB."
+DRAIN_BYTES = 4 * MAX_BODY_BYTES  # what is read and dropped of a refused body, at most ...
+DRAIN_SECONDS = 5.0  # ... and for how long
 
 
 class BodyTooLarge(Exception):
@@ -51,9 +53,30 @@ class ErrorResponse(JSONResponse):
         return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
+async def drain(receive) -> None:
+    """Read and drop the rest of a refused body, within bounds, before the answer closes the
+    connection: a socket closed with unread data resets it, and the reset can drop the 413
+    before the client has read it (as nginx's lingering close avoids)."""
+    loop = asyncio.get_running_loop()
+    deadline, dropped = loop.time() + DRAIN_SECONDS, 0
+    while dropped <= DRAIN_BYTES:
+        try:
+            message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+        except asyncio.TimeoutError:  # noqa: UP041 - (Python 3.10's own class)
+            return
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
+        dropped += len(message.get("body", b""))
+
+
+def _expects_continue(scope) -> bool:
+    """A client that waits for ``100 Continue`` has sent no body: reading would ask for it."""
+    return any(k == b"expect" and v.lower() == b"100-continue" for k, v in scope["headers"])
+
+
 def error_response(exc: ApiError, close: bool = False) -> JSONResponse:
     headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else {}
-    if close:  # the rest of the body is not read: the connection cannot carry another request
+    if close:  # the body may be left unread (see drain): the connection cannot carry another request
         headers["Connection"] = "close"
     return ErrorResponse(exc.body(), status_code=exc.status, headers=headers)
 
@@ -82,6 +105,8 @@ class Guard:
                 self._admit()
         except ApiError as exc:
             state.errors[exc.status] = state.errors.get(exc.status, 0) + 1
+            if exc.status == 413 and not _expects_continue(scope):
+                await drain(receive)
             await error_response(exc, close=exc.status == 413)(scope, receive, send)
             return
         if counted:
@@ -107,6 +132,8 @@ class Guard:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > MAX_BODY_BYTES:
+                    if message.get("more_body", False):
+                        await drain(receive)
                     raise BodyTooLarge
                 body_done = not message.get("more_body", False)
             else:
