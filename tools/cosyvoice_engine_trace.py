@@ -119,6 +119,8 @@ def main() -> None:
     ap.add_argument("--text-ids", type=int, default=5)
     ap.add_argument("--requests", type=int, default=1)
     ap.add_argument("--threads", type=int)
+    ap.add_argument("--profile", action="store_true",
+                    help="one more streaming request under torch.profiler: its top ops")  # fmt: skip
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -137,7 +139,23 @@ def main() -> None:
     for n in (1, args.requests) if args.requests > 1 else (1,):
         print(f"{n} streaming request(s):", flush=True)
         run(engine, clock, voice, text, n, show=True)
+    if args.profile:
+        profile(engine, clock, voice, text)
     engine.shutdown()
+
+
+def profile(engine: Engine, clock: Clock, voice: VoicePrompt, text: str) -> None:
+    """One streaming request under torch.profiler: the ops by device time, then by host time."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if clock.device.type == "cuda" else [])
+    with torch_profile(activities=acts) as prof:
+        run(engine, clock, voice, text, 1, show=False)
+    table = prof.key_averages()
+    if clock.device.type == "cuda":
+        print(table.table(sort_by="self_cuda_time_total", row_limit=25, max_name_column_width=60))
+    print(table.table(sort_by="self_cpu_time_total", row_limit=25, max_name_column_width=60), flush=True)
 
 
 if __name__ == "__main__":
