@@ -27,6 +27,7 @@ import numpy as np
 from app.errors import VoxDeskError
 
 SENTENCE = "VoxDesk self-test: one short sentence, spoken by a tiny model."
+NUMBERS = ("Chapter 12, page 3.", "第12章，第3页。")
 PRESET = "tiny-v2"
 BUNDLED_MODEL = "selftest-model"
 COSYVOICE_PRESET = "cosyvoice3-tiny"
@@ -175,6 +176,23 @@ def audio_libraries() -> str:
     return f"libsndfile {soundfile.__libsndfile_version__}; PortAudio {portaudio}"
 
 
+def text_normalization() -> str:
+    """Numbers read as words, English and Chinese, by the app's normalizer: wetext's grammars
+    and inflect (which reads its own source at import) must both load from the installation.
+    The report line stays ASCII (a Windows console may not print Chinese)."""
+    from app.text.normalize import normalizer
+
+    start = time.perf_counter()
+    try:
+        spoken = [normalizer().normalize(text) for text in NUMBERS]
+    except Exception as exc:  # noqa: BLE001 - e.g. a bundle without wetext's grammars or inflect's source
+        raise SelfTestFailure(f"text normalization does not load ({type(exc).__name__}: {exc})") from exc
+    if any(ch.isdigit() for text in spoken for ch in text):
+        raise SelfTestFailure(f"text normalization left digits: {ascii(spoken)}")
+    took = time.perf_counter() - start
+    return f"numbers read as words, English and Chinese ({NUMBERS[0]!r} -> {spoken[0]!r}) in {took:.2f} s"
+
+
 def _models(model_dir: Path | None, tmp: Path, say: Callable[[str], None]) -> list[Path]:
     """The folders to check: the one given, else one tiny model per family (the bundle's, or
     written now: in a source checkout, and IndexTTS's always)."""
@@ -217,6 +235,7 @@ def run_checks(model_dir: Path | None, device: str, say: Callable[[str], None]) 
     with tempfile.TemporaryDirectory(prefix="voxdesk-selftest-") as tmp:
         models = _models(model_dir, Path(tmp), say)
         say(f"  {'models:':13} {', '.join(str(m) for m in models)}")
+        say(f"  {'text:':13} {text_normalization()}")
         for i, folder in enumerate(models):
             check_model(folder, device, Path(tmp), say, first=i == 0)
         say(f"  {'audio libs:':13} {audio_libraries()}")

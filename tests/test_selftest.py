@@ -87,6 +87,32 @@ def test_missing_model_folder_fails(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "is not a folder" in last_line(capsys.readouterr().out)
 
 
+def test_text_normalization_is_checked(
+    tiny_model: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bundle missing wetext's grammars or inflect's source fails here, not at a user's first
+    number (inflect's import raised ``OSError: could not get source code`` in one such build)."""
+    assert selftest.run_self_test(tiny_model, device="cpu") == 0
+    assert "'Chapter 12, page 3.' -> 'Chapter twelve, page three.'" in capsys.readouterr().out
+    from app.text import normalize
+
+    def broken() -> None:
+        raise OSError("could not get source code")
+
+    monkeypatch.setattr(normalize, "normalizer", broken)
+    assert selftest.run_self_test(tiny_model, device="cpu") == 1
+    line = last_line(capsys.readouterr().out)
+    assert line == "SELF-TEST FAILED: text normalization does not load (OSError: could not get source code)"
+
+    class Digits:
+        def normalize(self, text: str) -> str:
+            return text
+
+    monkeypatch.setattr(normalize, "normalizer", Digits)
+    assert selftest.run_self_test(tiny_model, device="cpu") == 1
+    assert "text normalization left digits" in last_line(capsys.readouterr().out)
+
+
 def test_silent_audio_is_caught(tmp_path: Path) -> None:
     import soundfile
 
