@@ -206,7 +206,7 @@ def _models(model_dir: Path | None, tmp: Path, say: Callable[[str], None]) -> li
         try:
             models.append(folder if folder is not None else write(tmp / name))
         except ImportError as exc:  # the CosyVoice writer builds its .onnx files with the onnx package
-            say(f"  {name + ':':13} skipped: writing it needs {exc.name} (pip install -e '.[test]')")
+            say(f"  {name + ':':16} skipped: writing it needs {exc.name} (pip install -e '.[test]')")
     return models
 
 
@@ -216,7 +216,7 @@ def check_model(model_dir: Path, device: str, tmp: Path, say: Callable[[str], No
         raise SelfTestFailure(f"the self-test model is missing: {model_dir} is not a folder")
     samples, rate, facts = synthesise(model_dir, SENTENCE, device)
     if first:
-        say(f"  {'device:':13} {facts['device']}")
+        say(f"  {'device:':16} {facts['device']}")
     if samples.size == 0:
         raise SelfTestFailure(f"{facts['model']}: the engine produced no audio")
     from app.audio.io import write_audio
@@ -227,18 +227,18 @@ def check_model(model_dir: Path, device: str, tmp: Path, say: Callable[[str], No
         written = check_file(wav, rate, samples.size)
     except SelfTestFailure as exc:
         raise SelfTestFailure(f"{facts['model']}: {exc}") from None
-    say(f"  {facts['model'] + ':':13} {facts['speech']}; wav file: {written}")
+    say(f"  {facts['model'] + ':':16} {facts['speech']}; wav file: {written}")
 
 
 def run_checks(model_dir: Path | None, device: str, say: Callable[[str], None]) -> None:
     """Every check in order; raises on the first failure."""
     with tempfile.TemporaryDirectory(prefix="voxdesk-selftest-") as tmp:
         models = _models(model_dir, Path(tmp), say)
-        say(f"  {'models:':13} {', '.join(str(m) for m in models)}")
-        say(f"  {'text:':13} {text_normalization()}")
+        say(f"  {'models:':16} {', '.join(str(m) for m in models)}")
+        say(f"  {'text:':16} {text_normalization()}")
         for i, folder in enumerate(models):
             check_model(folder, device, Path(tmp), say, first=i == 0)
-        say(f"  {'audio libs:':13} {audio_libraries()}")
+        say(f"  {'audio libs:':16} {audio_libraries()}")
 
 
 def run_self_test(model_dir: str | Path | None = None, device: str = "auto") -> int:

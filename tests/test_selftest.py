@@ -42,7 +42,7 @@ def test_self_test_passes_on_the_tiny_model(tiny_model: Path, capsys: pytest.Cap
     out = capsys.readouterr().out
     assert last_line(out).startswith("SELF-TEST PASSED")
     assert "wav file:" in out and "Hz" in out and "PortAudio" in out
-    assert f"  device:       {device_line('cpu', decide())}\n" in out  # the CPU precision and why
+    assert f"  device:          {device_line('cpu', decide())}\n" in out  # the CPU precision and why
 
 
 def test_self_test_writes_its_own_model_in_a_source_checkout(
