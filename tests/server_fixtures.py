@@ -35,7 +35,7 @@ class Live:
         return self.server.url
 
     def health(self) -> dict:
-        return httpx.get(self.url + "/health").json()
+        return httpx.get(self.url + "/health", timeout=60).json()
 
     def client(self, **kw):
         import openai

@@ -23,6 +23,7 @@ OK = {"model": "tts-1", "input": "Hi.", "voice": "default", "response_format": "
 
 
 def _post(url: str, body=None, **kw) -> httpx.Response:
+    kw.setdefault("timeout", 60)  # httpx's 5 s is tight for a synthesis on a loaded 2-core machine
     return httpx.post(url + "/v1/audio/speech", json=body if body is not None else OK, **kw)
 
 

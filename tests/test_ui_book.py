@@ -59,7 +59,9 @@ def test_import_start_pause_resume_and_finish(qtbot, home, ui_model, tmp_path): 
         if p.done_chars and p.running:
             session.pause()
 
-    session.progressed.connect(pause_after_the_first_segment)
+    # on the book's thread (pause() only sets an event): queued to the GUI thread, a late pause
+    # could land after the last of the three segments, which finish within ms of each other
+    session.progressed.connect(pause_after_the_first_segment, Qt.ConnectionType.DirectConnection)
     qtbot.mouseClick(view.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: view.start_button.isEnabled() and view.progress.done_chars > 0, timeout=60_000)
     session.progressed.disconnect(pause_after_the_first_segment)

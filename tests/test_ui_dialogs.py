@@ -24,7 +24,7 @@ class FakeInputStream:
 
     def __init__(self, samplerate, channels, dtype, device, callback):
         self.rate, self.callback = samplerate, callback
-        self.signal = tone(samplerate * 20, samplerate)
+        self.signal = tone(samplerate * 60, samplerate)  # the dialog's longest recording
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self.blocks = 0
@@ -60,7 +60,9 @@ def test_record_a_voice_through_a_fake_microphone(qtbot, home):  # noqa: F811
     dialog = window.actions.dialog
     dialog._countdown_start = 1  # one tick of countdown is enough to see it
     dialog.name.setText("Mic take")
-    dialog.max_seconds.setValue(5)
+    # the fake microphone is faster than real time: 5 s would fill in about 1 s of wall time, and
+    # a full recorder stops and resets the meter the wait below looks at
+    dialog.max_seconds.setValue(60)
     qtbot.mouseClick(dialog.record_button, Qt.MouseButton.LeftButton)
     assert "Starting in 1" in dialog.elapsed.text()
     qtbot.waitUntil(dialog.recording, timeout=3000)

@@ -130,7 +130,9 @@ def test_stop_and_an_unexported_dub_is_not_dropped_unasked(qtbot, home, ui_model
         encoding="utf-8",
     )
     view = _imported(qtbot, window, dialogs, subs)
-    window.dubbing._decided.connect(lambda *_: window.dubbing.stop())  # Stop once a first cue is decided
+    # Stop once a first cue is decided, on the dub's thread: queued to a busy GUI thread, the stop
+    # could come after all 39 cues were decided
+    window.dubbing._decided.connect(lambda *_: window.dubbing.stop(), Qt.ConnectionType.DirectConnection)
     qtbot.mouseClick(view.dub_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not window.dubbing.busy(), timeout=60_000)
     states = {r.status for r in window.dubbing.results}

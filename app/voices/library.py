@@ -57,6 +57,7 @@ NORMALISE_PEAK_DBFS = -1.0
 # Imports and recordings are stored at their own rate up to this: the models encode prompts at
 # 16–44.1 kHz, and a 384 kHz file would otherwise be kept (and read back) at eight times the size.
 STORE_MAX_RATE = 48_000
+HEADER_BYTES = 4096  # of a recording, hashed into its check's cache key (FLAC's STREAMINFO is at 8-42)
 MAX_META_BYTES = 256 * 2**10  # voice.json is about 1 KB; a 64-character name and a long transcript fit
 
 
@@ -162,7 +163,14 @@ class VoiceLibrary:
             raise ValueError(f"{AUDIO} is missing") from None
         if not stat.S_ISREG(st.st_mode):
             raise ValueError(f"{AUDIO} is {readback.describe(st.st_mode)}")
-        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        # the header's bytes too: a file rewritten in place within one timestamp tick (4 ms on
+        # kernels before 6.13) keeps its inode, size and mtime
+        try:
+            with audio.open("rb") as f:
+                head = hashlib.blake2b(f.read(HEADER_BYTES), digest_size=16).digest()
+        except OSError as err:
+            raise ValueError(f"{AUDIO} cannot be read ({err.strerror or err})") from None
+        key = (st.st_ino, st.st_size, st.st_mtime_ns, head)
         if self._checked.get(audio) == (key, voice.sample_rate, voice.n_samples):
             return
         try:
