@@ -9,7 +9,15 @@ import pytest
 import soundfile
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
-from ui_fixtures import ScriptedDialogs, home, open_window, ui_model, wait_for_imports, write_voice_file  # noqa: F401
+from ui_fixtures import (  # noqa: F401
+    HoldAfterFirstAudio,
+    ScriptedDialogs,
+    home,
+    open_window,
+    ui_model,
+    wait_for_imports,
+    write_voice_file,
+)
 
 from app.audio.io import READABLE_SUFFIXES, load_audio
 from app.errors import VoxDeskError
@@ -27,9 +35,11 @@ def test_stop_says_stopped_with_what_was_done(qtbot, home, ui_model, tmp_path): 
     import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
     window.script.set_text(" ".join(f"This is sentence {i}." for i in range(20)))
     window.script.scriptChanged.emit()
+    gate = HoldAfterFirstAudio(window)
     qtbot.keyClick(window.script.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: any(s.chunks for s in window.session.segments), timeout=30_000)
     qtbot.keyClick(window, Qt.Key.Key_Escape)
+    gate.release()
     done = sum(s.status == "done" for s in window.session.segments)
     message = window.statusBar().currentMessage()
     assert message == f"Stopped: {done} of 20 done"

@@ -183,3 +183,31 @@ class GuiThreadWatcher:
         self._running = False
         self._thread.join()
         return self.samples
+
+
+class HoldAfterFirstAudio:
+    """Holds the window's engine once a step has produced audio, until :meth:`release` (or 30 s):
+    a test that stops a run mid-way then knows the run is mid-way however late a busy GUI
+    thread handles the first chunk (20 tiny sentences finish ~0.5 s after the first one)."""
+
+    def __init__(self, window) -> None:
+        from app.engine.events import AudioChunk
+
+        self.engine = window.client.host._engine
+        self.step, self.released = self.engine.step, threading.Event()
+
+        def held():
+            events = self.step()
+            if any(isinstance(e, AudioChunk) for e in events):
+                self.engine.step = self.hold
+            return events
+
+        self.engine.step = held
+
+    def hold(self):
+        self.released.wait(30)
+        return self.step()
+
+    def release(self) -> None:
+        self.engine.step = self.step
+        self.released.set()
