@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import socket
 import threading
+import time
 
 import httpx
 import openai
@@ -135,6 +136,26 @@ def test_413_reaches_a_client_that_sends_its_whole_body(live, chunked):  # noqa:
     status_line, _, rest = answer.partition(b"\r\n")
     assert status_line.split()[1] == b"413", answer[:200]
     assert b"too_large" in rest.partition(b"\r\n\r\n")[2]
+    _still_serving(live.url)
+
+
+def test_the_drain_of_a_refused_body_is_bounded_in_time(live, monkeypatch):  # noqa: F811
+    """A client that declares a huge body and sends it slowly gets its 413 after DRAIN_SECONDS,
+    not after the whole body or the body timeout."""
+    from app.server import guard
+
+    monkeypatch.setattr(guard, "DRAIN_SECONDS", 0.5)
+    host, port = live.url.removeprefix("http://").rsplit(":", 1)
+    head = _speech_head(host) + b"Content-Length: %d\r\n\r\n" % (2 * MAX_BODY_BYTES)
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(head + b" " * 65536)  # then nothing more, the connection left open
+        start = time.monotonic()
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        waited = time.monotonic() - start
+    assert answer.split(b"\r\n", 1)[0].split()[1] == b"413", answer[:200]
+    assert 0.3 < waited < 10, waited
     _still_serving(live.url)
 
 
