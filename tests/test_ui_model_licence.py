@@ -69,6 +69,20 @@ def test_every_catalogue_model_is_listed_in_the_users_language(qtbot, home):  # 
     assert RECOGNIZER_TITLE not in intro and "粤语" in intro
 
 
+def test_every_model_line_is_seen_whole(qtbot, home):  # noqa: F811
+    """The list is as wide as its longest line: a model's download size, at the end of it, was
+    cut off behind a horizontal scroll bar (seen in the Windows build under Wine)."""
+    from ui.views.model_manager import ModelManager
+
+    manager = ModelManager(Settings(), ScriptedDialogs(), first_run=True)
+    qtbot.addWidget(manager)
+    manager.show()
+    qtbot.waitExposed(manager)
+    models = manager.models
+    assert models.sizeHintForColumn(0) <= models.viewport().width()
+    assert not models.horizontalScrollBar().isVisible()
+
+
 # ---- IndexTTS-2.5: the bilibili agreement in full, accepted before the download -------------------
 def _indextts_manager(qtbot, index_hub, dialogs, language: str = "en"):  # noqa: F811
     from ui.views.model_manager import ModelManager

@@ -302,6 +302,7 @@ class ModelManager(QDialog):
                 else QStyle.StandardPixmap.SP_ComputerIcon
             )
             item.setIcon(self.style().standardIcon(icon))
+        self._fit_list()
         self.space.setText(_free_space(models_dir()))
         model = self.selected_model()
         terms = model.license
@@ -342,6 +343,15 @@ class ModelManager(QDialog):
     def license_dialog(self) -> LicenseDialog | None:
         """The licence dialog open now, if any."""
         return self.gate.dialog
+
+    def _fit_list(self) -> None:
+        """The list as wide as its longest line, up to most of the screen: a model's size, at the
+        end of its line, was cut off behind a horizontal scroll bar (CosyVoice, IndexTTS)."""
+        models = self.models
+        frame = 2 * models.frameWidth() + models.verticalScrollBar().sizeHint().width()
+        need = models.sizeHintForColumn(0) + frame
+        screen = self.screen().availableGeometry().width() if self.screen() is not None else need + 80
+        models.setMinimumWidth(min(need, screen - 80))  # room for the dialog's margins and frame
 
     def _refresh_extra(self, model: dl.KnownModel, installed: bool, running: bool) -> None:
         """The optional part's row: shown for a model that has one, addable once the model is in."""
