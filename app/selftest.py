@@ -190,7 +190,8 @@ def text_normalization() -> str:
     if any(ch.isdigit() for text in spoken for ch in text):
         raise SelfTestFailure(f"text normalization left digits: {ascii(spoken)}")
     took = time.perf_counter() - start
-    return f"numbers read as words, English and Chinese ({NUMBERS[0]!r} -> {spoken[0]!r}) in {took:.2f} s"
+    example = f"{ascii(NUMBERS[0])} -> {ascii(spoken[0])}"
+    return f"numbers read as words, English and Chinese ({example}) in {took:.2f} s"
 
 
 def _models(model_dir: Path | None, tmp: Path, say: Callable[[str], None]) -> list[Path]:

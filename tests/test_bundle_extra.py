@@ -48,6 +48,9 @@ def _imports(node: ast.AST, module: str) -> set[str]:
         if isinstance(sub, ast.Try) and any(_guarded(h) for h in sub.handlers):
             todo += sub.handlers + sub.orelse + sub.finalbody
             continue
+        if isinstance(sub, ast.If) and "TYPE_CHECKING" in ast.unparse(sub.test):
+            todo += sub.orelse  # imports for the type checker only never run
+            continue
         todo += list(ast.iter_child_nodes(sub))
         if isinstance(sub, ast.Import):
             found |= {a.name for a in sub.names}
@@ -72,9 +75,11 @@ def build_time_imports() -> set[str]:
     """The top-level third-party modules the spec's writers can reach through ``app``."""
     tree = ast.parse((ROOT / "app" / "selftest.py").read_text())
     todo = set()
-    for fn in tree.body:
-        if isinstance(fn, ast.FunctionDef) and fn.name in _spec_writers():
-            todo |= _imports(fn, "app.selftest")
+    for node in tree.body:  # the module's own imports run when the spec imports the writers
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            todo |= _imports(node, "app.selftest")
+        elif node.name in _spec_writers():
+            todo |= _imports(node, "app.selftest")
     seen, outside = set(), set()
     while todo:
         name = todo.pop()

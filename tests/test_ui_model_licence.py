@@ -72,6 +72,8 @@ def test_every_catalogue_model_is_listed_in_the_users_language(qtbot, home):  # 
 def test_every_model_line_is_seen_whole(qtbot, home):  # noqa: F811
     """The list is as wide as its longest line: a model's download size, at the end of it, was
     cut off behind a horizontal scroll bar (seen in the Windows build under Wine)."""
+    from PySide6.QtCore import QPoint
+
     from ui.views.model_manager import ModelManager
 
     manager = ModelManager(Settings(), ScriptedDialogs(), first_run=True)
@@ -81,6 +83,8 @@ def test_every_model_line_is_seen_whole(qtbot, home):  # noqa: F811
     models = manager.models
     assert models.sizeHintForColumn(0) <= models.viewport().width()
     assert not models.horizontalScrollBar().isVisible()
+    right = models.mapTo(manager, QPoint(models.width(), 0)).x()
+    assert right <= manager.contentsRect().right() + 1  # and the dialog is as wide as the list
 
 
 # ---- IndexTTS-2.5: the bilibili agreement in full, accepted before the download -------------------

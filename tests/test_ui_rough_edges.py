@@ -35,11 +35,10 @@ def test_stop_says_stopped_with_what_was_done(qtbot, home, ui_model, tmp_path): 
     import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
     window.script.set_text(" ".join(f"This is sentence {i}." for i in range(20)))
     window.script.scriptChanged.emit()
-    gate = HoldAfterFirstAudio(window)
-    qtbot.keyClick(window.script.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: any(s.chunks for s in window.session.segments), timeout=30_000)
-    qtbot.keyClick(window, Qt.Key.Key_Escape)
-    gate.release()
+    with HoldAfterFirstAudio(window):
+        qtbot.keyClick(window.script.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        qtbot.waitUntil(lambda: any(s.chunks for s in window.session.segments), timeout=30_000)
+        qtbot.keyClick(window, Qt.Key.Key_Escape)
     done = sum(s.status == "done" for s in window.session.segments)
     message = window.statusBar().currentMessage()
     assert message == f"Stopped: {done} of 20 done"

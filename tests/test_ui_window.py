@@ -229,12 +229,12 @@ def test_stop_cancels_mid_run(qtbot, home, ui_model, tmp_path):  # noqa: F811
     window = open_window(qtbot, ui_model, dialogs)
     import_voice(qtbot, window, dialogs, write_voice_file(tmp_path / "Anna.wav"))
     type_script(qtbot, window, " ".join(f"This is sentence {i}." for i in range(20)))
-    gate = HoldAfterFirstAudio(window)
-    qtbot.keyClick(window.script.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: any(s.chunks for s in window.session.segments), timeout=30_000)
-    assert window.session.busy()
-    qtbot.keyClick(window, Qt.Key.Key_Escape)
-    gate.release()  # the engine goes on: its late events for the cancelled requests come below
+    with HoldAfterFirstAudio(window):
+        qtbot.keyClick(window.script.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        qtbot.waitUntil(lambda: any(s.chunks for s in window.session.segments), timeout=30_000)
+        assert window.session.busy()
+        qtbot.keyClick(window, Qt.Key.Key_Escape)
+    # the engine goes on: its late events for the cancelled requests come below
     assert not window.session.busy()
     statuses = [s.status for s in window.session.segments]
     assert "cancelled" in statuses

@@ -147,6 +147,27 @@ def test_a_recording_claiming_2_36_frames_sets_its_voice_aside(lib) -> None:
     assert str(lib.folder(voice)) in quarantine.message(quarantine.take_notices())
 
 
+def test_a_checked_recording_locked_for_a_moment_is_not_set_aside(lib, monkeypatch) -> None:
+    """The check reads the header's bytes for its cache key; a recording that cannot be opened
+    just now (another program's sharing lock on Windows) keeps the verdict it had."""
+    from pathlib import Path
+
+    voice = lib.create_from_samples(tone(), 16000, "Anna")
+    audio = lib.folder(voice) / AUDIO
+    assert [v.id for v in lib.list()] == [voice.id]
+    real_open = Path.open
+
+    def locked(self, *args, **kw):
+        if self == audio:
+            raise PermissionError(13, "The process cannot access the file")
+        return real_open(self, *args, **kw)
+
+    monkeypatch.setattr(Path, "open", locked)
+    assert [v.id for v in lib.list()] == [voice.id]
+    assert lib.problems == []  # nothing rebuilt, nothing set aside, no message
+    assert sorted(p.name for p in lib.root.iterdir()) == [voice.id]
+
+
 def test_a_recording_that_disagrees_with_its_metadata_is_rebuilt_from_it(lib) -> None:
     voice = lib.create_from_samples(tone(1.0), 16000, "Anna")
     sf.write(str(lib.folder(voice) / AUDIO), tone(2.0), 16000, format="FLAC")

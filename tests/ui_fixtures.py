@@ -186,9 +186,10 @@ class GuiThreadWatcher:
 
 
 class HoldAfterFirstAudio:
-    """Holds the window's engine once a step has produced audio, until :meth:`release` (or 30 s):
-    a test that stops a run mid-way then knows the run is mid-way however late a busy GUI
-    thread handles the first chunk (20 tiny sentences finish ~0.5 s after the first one)."""
+    """Holds the window's engine once a step has produced audio, until :meth:`release` or the
+    ``with`` block's end (whichever is first; a failing test never leaves the engine held): a
+    test that stops a run mid-way then knows the run is mid-way however late a busy GUI thread
+    handles the first chunk (20 tiny sentences finish ~0.5 s after the first one)."""
 
     def __init__(self, window) -> None:
         from app.engine.events import AudioChunk
@@ -198,16 +199,22 @@ class HoldAfterFirstAudio:
 
         def held():
             events = self.step()
-            if any(isinstance(e, AudioChunk) for e in events):
+            if any(isinstance(e, AudioChunk) for e in events) and not self.released.is_set():
                 self.engine.step = self.hold
             return events
 
         self.engine.step = held
 
     def hold(self):
-        self.released.wait(30)
+        self.released.wait()
         return self.step()
 
     def release(self) -> None:
         self.engine.step = self.step
         self.released.set()
+
+    def __enter__(self) -> HoldAfterFirstAudio:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()

@@ -120,7 +120,8 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=1)
     ap.add_argument("--threads", type=int)
     ap.add_argument("--profile", action="store_true",
-                    help="one more streaming request under torch.profiler: its top ops")  # fmt: skip
+                    help="one more streaming request under torch.profiler: its top ops (the trace's "
+                         "syncs stay in: host times include their waits)")  # fmt: skip
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -14,6 +14,7 @@ import asyncio
 import hmac
 import json
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -54,9 +55,8 @@ class ErrorResponse(JSONResponse):
 
 
 async def drain(receive) -> None:
-    """Read and drop the rest of a refused body, within bounds, before the answer closes the
-    connection: a socket closed with unread data resets it, and the reset can drop the 413
-    before the client has read it (as nginx's lingering close avoids)."""
+    """Read and drop the rest of a refused body, within bounds. (A client that stops sending when
+    the answer comes disconnects, which ends the drain at once.)"""
     loop = asyncio.get_running_loop()
     deadline, dropped = loop.time() + DRAIN_SECONDS, 0
     while dropped <= DRAIN_BYTES:
@@ -67,6 +67,24 @@ async def drain(receive) -> None:
         if message["type"] != "http.request" or not message.get("more_body", False):
             return
         dropped += len(message.get("body", b""))
+
+
+def lingering(send, receive, stopping: Callable[[], bool]):
+    """``send`` for an answer to a refused body, as nginx's lingering close: the answer goes out
+    whole, then the rest of the body is drained (:func:`drain`), then the response ends and the
+    connection closes. Closing a socket with unread data resets the connection, and the reset
+    can drop the answer before the client has read it. No drain while the server stops (its
+    grace period is shorter than the drain's bound)."""
+
+    async def send_then_drain(message) -> None:
+        if message["type"] != "http.response.body" or message.get("more_body", False) or stopping():
+            await send(message)
+            return
+        await send({**message, "more_body": True})
+        await drain(receive)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return send_then_drain
 
 
 def _expects_continue(scope) -> bool:
@@ -106,7 +124,7 @@ class Guard:
         except ApiError as exc:
             state.errors[exc.status] = state.errors.get(exc.status, 0) + 1
             if exc.status == 413 and not _expects_continue(scope):
-                await drain(receive)
+                send = lingering(send, receive, self._stopping)
             await error_response(exc, close=exc.status == 413)(scope, receive, send)
             return
         if counted:
@@ -120,9 +138,10 @@ class Guard:
     async def _run(self, scope, receive, send) -> None:
         state, timeout = self.state, self.state.config.body_timeout_s
         seen, body_done, started = 0, False, False
+        out = send  # becomes lingering() once a body is refused part-way
 
         async def bounded_receive():
-            nonlocal seen, body_done
+            nonlocal seen, body_done, out
             if body_done:  # (a handler then waits for the disconnect: no time limit)
                 return await receive()
             try:
@@ -133,7 +152,7 @@ class Guard:
                 seen += len(message.get("body", b""))
                 if seen > MAX_BODY_BYTES:
                     if message.get("more_body", False):
-                        await drain(receive)
+                        out = lingering(send, receive, self._stopping)
                     raise BodyTooLarge
                 body_done = not message.get("more_body", False)
             else:
@@ -147,7 +166,7 @@ class Guard:
                 status = message["status"]
                 if status >= 400:
                     state.errors[status] = state.errors.get(status, 0) + 1
-            await send(message)
+            await out(message)
 
         async def answer(exc: ApiError, close: bool = False) -> None:
             if not started:

@@ -85,7 +85,7 @@ class VoiceLibrary:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.problems: list[str] = []  # from the last list(): voices that were rebuilt or set aside
-        self._checked: dict[Path, tuple[Any, int, int]] = {}  # recordings whose header was checked
+        self._checked: dict[Path, tuple[Any, bytes | None, int, int]] = {}  # header verdicts
         self.clean_leftovers()
 
     # --- reading -------------------------------------------------------------------------
@@ -163,15 +163,17 @@ class VoiceLibrary:
             raise ValueError(f"{AUDIO} is missing") from None
         if not stat.S_ISREG(st.st_mode):
             raise ValueError(f"{AUDIO} is {readback.describe(st.st_mode)}")
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        cached = self._checked.get(audio)
         # the header's bytes too: a file rewritten in place within one timestamp tick (4 ms on
-        # kernels before 6.13) keeps its inode, size and mtime
+        # kernels before 6.13) keeps its inode, size and mtime. A file that cannot be opened
+        # just now (a sharing lock on Windows) keeps its earlier verdict, as before the hash.
         try:
             with audio.open("rb") as f:
                 head = hashlib.blake2b(f.read(HEADER_BYTES), digest_size=16).digest()
-        except OSError as err:
-            raise ValueError(f"{AUDIO} cannot be read ({err.strerror or err})") from None
-        key = (st.st_ino, st.st_size, st.st_mtime_ns, head)
-        if self._checked.get(audio) == (key, voice.sample_rate, voice.n_samples):
+        except OSError:
+            head = cached[1] if cached is not None and cached[0] == key else None
+        if cached == (key, head, voice.sample_rate, voice.n_samples):
             return
         try:
             info = audio_info(audio)
@@ -184,7 +186,7 @@ class VoiceLibrary:
                 f"channel(s) at {info.sample_rate:,} Hz, not {voice.raw_duration:,.1f} s of mono "
                 f"at {voice.sample_rate:,} Hz"
             )
-        self._checked[audio] = (key, voice.sample_rate, voice.n_samples)
+        self._checked[audio] = (key, head, voice.sample_rate, voice.n_samples)
 
     def _recover(self, folder: Path, others: list[Voice], reason: str) -> Voice | None:
         """Rebuild voice.json from the recording (its name kept when readable), setting the bad

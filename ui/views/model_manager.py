@@ -352,6 +352,9 @@ class ModelManager(QDialog):
         need = models.sizeHintForColumn(0) + frame
         screen = self.screen().availableGeometry().width() if self.screen() is not None else need + 80
         models.setMinimumWidth(min(need, screen - 80))  # room for the dialog's margins and frame
+        # the dialog's own minimum (620) would otherwise win over its layout's, and Qt opens a
+        # window at most 2/3 of the screen wide: the list would be cut by the dialog's edge instead
+        self.setMinimumWidth(max(620, self.layout().totalMinimumSize().width()))
 
     def _refresh_extra(self, model: dl.KnownModel, installed: bool, running: bool) -> None:
         """The optional part's row: shown for a model that has one, addable once the model is in."""
