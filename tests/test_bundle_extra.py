@@ -75,10 +75,10 @@ def build_time_imports() -> set[str]:
     """The top-level third-party modules the spec's writers can reach through ``app``."""
     tree = ast.parse((ROOT / "app" / "selftest.py").read_text())
     todo = set()
-    for node in tree.body:  # the module's own imports run when the spec imports the writers
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            todo |= _imports(node, "app.selftest")
-        elif node.name in _spec_writers():
+    writers = _spec_writers()
+    for node in tree.body:  # the module's own imports run too when the spec imports the writers
+        definition = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        if not definition or node.name in writers:
             todo |= _imports(node, "app.selftest")
     seen, outside = set(), set()
     while todo:

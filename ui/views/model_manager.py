@@ -97,6 +97,9 @@ def _free_space(folder: Path) -> str:
     return QCoreApplication.translate("ModelManager", "{0} free on this drive").format(_mb(free))
 
 
+MIN_WIDTH = 620  # the dialog's; _fit_list widens it to the longest model line
+
+
 class ModelManager(QDialog):
     """Accepted with :meth:`chosen_folder` set to a validated model folder.
 
@@ -120,7 +123,7 @@ class ModelManager(QDialog):
         self._chosen: Path | None = None
         self._worker: _Worker | None = None
         self.setWindowTitle(self.tr("Models"))
-        self.setMinimumWidth(620)
+        self.setMinimumWidth(MIN_WIDTH)
         icon = self.style().standardIcon
 
         self.intro = QLabel()
@@ -352,9 +355,9 @@ class ModelManager(QDialog):
         need = models.sizeHintForColumn(0) + frame
         screen = self.screen().availableGeometry().width() if self.screen() is not None else need + 80
         models.setMinimumWidth(min(need, screen - 80))  # room for the dialog's margins and frame
-        # the dialog's own minimum (620) would otherwise win over its layout's, and Qt opens a
+        # the dialog's own minimum would otherwise win over its layout's, and Qt opens a
         # window at most 2/3 of the screen wide: the list would be cut by the dialog's edge instead
-        self.setMinimumWidth(max(620, self.layout().totalMinimumSize().width()))
+        self.setMinimumWidth(max(MIN_WIDTH, self.layout().totalMinimumSize().width()))
 
     def _refresh_extra(self, model: dl.KnownModel, installed: bool, running: bool) -> None:
         """The optional part's row: shown for a model that has one, addable once the model is in."""
